@@ -1,0 +1,32 @@
+"""The `memeval` command. Errors a user can fix print as one message, never a traceback."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from memeval.cli import run as run_cmd
+from memeval.cli import suites as suites_cmd
+from memeval.errors import MemevalError
+
+app = typer.Typer(
+    name="memeval",
+    help="Measure how AI-agent memory systems fail: lifecycle scenarios and dimension fixtures.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(suites_cmd.app, name="suites")
+app.command("run")(run_cmd.run)
+
+err = Console(stderr=True)
+
+
+def main() -> None:
+    try:
+        app()
+    except MemevalError as exc:
+        err.print(f"[bold red]error:[/] {exc.render()}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)

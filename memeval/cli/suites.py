@@ -1,0 +1,62 @@
+"""`memeval suites`: list, validate and describe suites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from memeval.suites.catalog import count, resolve
+from memeval.suites.loader import CASE_ADAPTER, load_paths
+
+app = typer.Typer(help="List, validate and describe suites.", no_args_is_help=True)
+out = Console()
+
+
+@app.command("list")
+def list_(
+    suite: Annotated[str, typer.Option(help="lifecycle, dimensions, all, or a path.")] = "all",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
+    cases: Annotated[bool, typer.Option("--cases", help="Also list every case id.")] = False,
+) -> None:
+    """Count what a suite holds: scenarios, scored probes by style, fixtures per dimension."""
+    loaded = resolve(suite)
+    counts = count(loaded)
+    if as_json:
+        data = counts.model_dump()
+        if cases:
+            data["cases"] = [c.case.id for c in loaded.cases]
+        print(json.dumps(data, indent=2))
+        return
+    table = Table(title=f"suite: {loaded.name}", show_header=False)
+    table.add_row("scenarios", str(counts.scenarios))
+    table.add_row("probes scored", str(counts.probes_scored))
+    table.add_row("  lexical / paraphrase", f"{counts.lexical} / {counts.paraphrase}")
+    table.add_row("  with stale values", str(counts.stale))
+    table.add_row("leak checks", str(counts.leak_checks))
+    table.add_row("fixtures", str(counts.fixtures))
+    for dim, n in counts.fixtures_per_dimension.items():
+        table.add_row(f"  {dim}", str(n))
+    out.print(table)
+    if cases:
+        for item in loaded.cases:
+            out.print(f"{item.case.id}  [dim]{item.path}[/]", highlight=False)
+
+
+@app.command()
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders of suite YAML.")],
+) -> None:
+    """Check user-written suite files; exit code 2 and a located message on the first error."""
+    loaded = load_paths(paths)
+    out.print(f"[green]ok[/]: {len(loaded)} cases in {len({c.path for c in loaded})} files")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of one suite document (a scenario or a fixture) for editors."""
+    print(json.dumps(CASE_ADAPTER.json_schema(), indent=2))

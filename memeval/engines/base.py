@@ -1,0 +1,120 @@
+"""The engine protocol: one async interface with a fixture face and a lifecycle face.
+
+Every call names a tenant, and an engine must never let one tenant see another's data. A method
+an engine does not implement raises `Unsupported`, which the runner records as *unsupported*
+rather than as a wrong answer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memeval.engines.types import (
+    Assertion,
+    BeliefReport,
+    Capability,
+    ConflictReport,
+    Derived,
+    MemoryItem,
+    Pack,
+    QueryResult,
+    Turn,
+    TurnContext,
+    Usage,
+)
+
+
+class Unsupported(Exception):
+    """The engine lacks the capability a call needs."""
+
+    def __init__(self, capability: Capability) -> None:
+        super().__init__(f"engine does not support `{capability}`")
+        self.capability = capability
+
+
+class Engine:
+    """Base class for engines; override what you support and list it in `capabilities`."""
+
+    name: str = "engine"
+    capabilities: frozenset[Capability] = frozenset()
+
+    def supports(self, capability: Capability) -> bool:
+        return capability in self.capabilities
+
+    async def close(self) -> None:
+        """Release connections; called once when the worker is done with the engine."""
+
+    # ---- fixture face ------------------------------------------------------------------
+
+    async def store(self, tenant: str, assertion: Assertion) -> None:
+        raise Unsupported(Capability.store)
+
+    async def query(self, tenant: str, text: str, k: int = 5) -> QueryResult:
+        raise Unsupported(Capability.store)
+
+    async def query_at(self, tenant: str, text: str, as_of: datetime, k: int = 5) -> QueryResult:
+        raise Unsupported(Capability.query_at)
+
+    async def conflicts(self, tenant: str, assertion_id: str) -> list[ConflictReport]:
+        raise Unsupported(Capability.conflicts)
+
+    async def reset(self, tenant: str) -> None:
+        raise Unsupported(Capability.store)
+
+    # ---- lifecycle face ----------------------------------------------------------------
+
+    async def ingest(self, tenant: str, item: MemoryItem) -> str:
+        """Store a document or learning; returns the id `list` will show once it is visible."""
+        raise Unsupported(Capability.lifecycle)
+
+    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
+        """Log the user's turn and recall a pack for the reply."""
+        raise Unsupported(Capability.lifecycle)
+
+    async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
+        """Log the agent's reply; returns the id `list` will show once it is visible."""
+        raise Unsupported(Capability.lifecycle)
+
+    async def start_session(
+        self,
+        tenant: str,
+        agent: str,
+        thread: str | None,
+        focus: str | None,
+        at: datetime,
+    ) -> Pack:
+        """A pack for a session that starts (or resumes `thread`); no thread nor focus = cold."""
+        raise Unsupported(Capability.lifecycle)
+
+    async def recall_for_compaction(
+        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
+    ) -> Pack:
+        """What must survive when `dropped` turns leave the prompt."""
+        raise Unsupported(Capability.lifecycle)
+
+    async def compile_context(self, tenant: str, agent: str, heading: str, at: datetime) -> Pack:
+        """A context document about one heading."""
+        raise Unsupported(Capability.context_doc)
+
+    async def build_beliefs(self, tenant: str) -> BeliefReport:
+        raise Unsupported(Capability.beliefs)
+
+    async def list(self, tenant: str) -> list[str]:
+        """Ids of every visible write, so a run can wait until its writes have settled."""
+        raise Unsupported(Capability.lifecycle)
+
+    async def forget(self, tenant: str) -> None:
+        raise Unsupported(Capability.lifecycle)
+
+    async def inspect(self, tenant: str) -> Derived:
+        raise Unsupported(Capability.inspect)
+
+    async def usage(self) -> Usage:
+        raise Unsupported(Capability.usage)
+
+
+class EngineUnavailable(Exception):
+    """The engine could not be reached or broke down: infrastructure, so the case is retried.
+
+    Anything else an engine raises is a memory failure and is scored, not retried.
+    """

@@ -1,0 +1,166 @@
+"""The values that cross the engine boundary, in both directions.
+
+Engines in other processes or languages speak these same shapes over HTTP, so they are plain
+pydantic models with no behaviour beyond small conveniences.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memeval.suites.fixture import Assertion
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Capability(StrEnum):
+    """What an engine can do. A check that needs a missing one is reported `unsupported`."""
+
+    store = "store"  # fixture face: store, query, reset
+    query_at = "query_at"  # point-in-time queries
+    conflicts = "conflicts"  # reports contradictions
+    abstain = "abstain"  # can say "I don't know"
+    provenance = "provenance"  # hits carry their source
+    spans = "spans"  # hits carry the supporting span
+    derivation = "derivation"  # hits carry the chain of facts they were derived from
+    lifecycle = "lifecycle"  # ingest, pre_turn, post_turn, start_session, compaction, forget
+    context_doc = "context_doc"  # compiles a context document under one heading
+    beliefs = "beliefs"  # build_beliefs distils facts
+    inspect = "inspect"  # shows the facts and beliefs it derived
+    usage = "usage"  # reports what it spent
+
+
+# ---- fixture face -----------------------------------------------------------------------
+
+
+class HitSpan(Model):
+    start: int
+    end: int
+    text: str
+
+
+class Hit(Model):
+    text: str
+    source: str | None = None
+    span: HitSpan | None = None
+    confidence: float | None = None
+    assertion_id: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    derivation: list[str] = Field(
+        default_factory=list, description="Ids of the facts this hit was derived from."
+    )
+    sources: list[str] = Field(
+        default_factory=list, description="Every source that corroborates this hit."
+    )
+    score: float | None = None
+
+
+class ConflictReport(Model):
+    ids: list[str] = Field(min_length=2)
+    resolved_to: str | None = None
+    reason: str = ""
+
+
+class QueryResult(Model):
+    hits: list[Hit] = Field(default_factory=list)
+    answer: str | None = None
+    abstained: bool = False
+    conflicts: list[ConflictReport] = Field(default_factory=list)
+
+
+# ---- lifecycle face ---------------------------------------------------------------------
+
+
+class ToolCallRef(Model):
+    """All that memory keeps of a tool call: its name and id, never its result."""
+
+    name: str
+    id: str
+
+
+class Turn(Model):
+    role: Literal["user", "assistant"]
+    text: str
+    at: datetime
+    tool_calls: list[ToolCallRef] = Field(default_factory=list)
+
+
+class MemoryItem(Model):
+    """A document or a learning handed to `ingest`."""
+
+    id: str
+    kind: Literal["document", "learning"] = "document"
+    title: str = ""
+    text: str
+    confidence: float = 1.0
+    agent: str | None = None
+    at: datetime | None = None
+
+
+class TurnContext(Model):
+    agent: str
+    thread: str
+    turn: Turn
+    in_prompt: list[Turn] = Field(
+        default_factory=list, description="Turns the model still sees; a pack must not repeat them."
+    )
+
+
+class Pack(Model):
+    """Markdown: a `#` title, then `##` sections in priority order."""
+
+    markdown: str
+    tokens: int = 0
+
+
+class Belief(Model):
+    subject: str
+    value: str
+    sources: list[str] = Field(default_factory=list)
+    disagreement: list[str] = Field(
+        default_factory=list, description="Other values seen for the same slot."
+    )
+
+
+class BeliefReport(Model):
+    beliefs: list[Belief] = Field(default_factory=list)
+    built: int = 0
+
+
+class Derived(Model):
+    """What an engine derived from the writes: facts and beliefs, for the `captured` metric."""
+
+    facts: list[str] = Field(default_factory=list)
+    beliefs: list[str] = Field(default_factory=list)
+
+
+class Usage(Model):
+    calls: int = 0
+    tokens: int = 0
+    usd_micros: int = 0
+
+
+__all__ = [
+    "Assertion",
+    "Belief",
+    "BeliefReport",
+    "Capability",
+    "ConflictReport",
+    "Derived",
+    "Hit",
+    "HitSpan",
+    "MemoryItem",
+    "Pack",
+    "QueryResult",
+    "ToolCallRef",
+    "Turn",
+    "TurnContext",
+    "Usage",
+]

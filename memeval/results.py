@@ -1,0 +1,139 @@
+"""What a run produces: per-check, per-probe and per-case results, then the run's summary.
+
+These models are the boundary between the runner, the store, the farm and the reports; the
+JSON report is `RunReport` dumped whole.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Phase(StrEnum):
+    recall = "recall"
+    synthesis = "synthesis"
+
+
+class CheckStatus(StrEnum):
+    passed = "passed"
+    failed = "failed"
+    unsupported = "unsupported"  # the engine lacks the capability; counts as a fail
+    error = "error"  # the engine raised; counts as a fail
+
+
+class CaseStatus(StrEnum):
+    done = "done"  # ran to the end; its score may be anything
+    error = "error"  # infrastructure failed (engine unreachable...); resumable
+    lost = "lost"  # a worker died and the watchdog gave up on it; resumable
+    skipped_budget = "skipped_budget"
+
+
+class Timing(Model):
+    step: str  # write, settle, probe, synthesise, forget
+    call: str  # the engine method, e.g. pre_turn
+    ms: float
+
+
+class ProbeResult(Model):
+    probe: str
+    phase: Phase
+    via: str
+    style: str
+    scored: bool
+    question: str
+    expect: list[str]
+    stale: list[str] = Field(default_factory=list)
+    forbidden: list[str] = Field(default_factory=list)
+    pack: str = ""
+    pack_tokens: int = 0
+    status: CheckStatus = CheckStatus.passed
+    hit: bool = False
+    rank: int | None = None  # 1-based unit of the first expected string; None when absent
+    fresh_first: bool | None = None  # None when the probe has no stale values
+    stale_first: bool | None = None
+    leaked: list[str] = Field(default_factory=list)
+    extractive: str = ""
+    extractive_ok: bool = False
+    model_answer: str | None = None
+    model_ok: bool | None = None
+    captured: bool | None = None  # None when the engine cannot show what it derived
+    error: str | None = None
+
+    @property
+    def rr(self) -> float:
+        return 1.0 / self.rank if self.rank else 0.0
+
+
+class CheckResult(Model):
+    query: int
+    kind: str
+    value: str
+    status: CheckStatus
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is CheckStatus.passed
+
+
+class QueryLog(Model):
+    query: int
+    text: str
+    as_of: datetime | None = None
+    answer: str | None = None
+    abstained: bool = False
+    hits: list[str] = Field(default_factory=list)
+    conflicts: int = 0
+
+
+class CaseResult(Model):
+    run_id: str
+    case_id: str
+    trial: int = 0
+    kind: str  # scenario | fixture
+    dimension: str | None = None
+    engine: str
+    tenant: str
+    status: CaseStatus
+    score: float | None = None  # fixture: share of checks passed; scenario: pack-hit share
+    probes: list[ProbeResult] = Field(default_factory=list)
+    checks: list[CheckResult] = Field(default_factory=list)
+    queries: list[QueryLog] = Field(default_factory=list)
+    timings: list[Timing] = Field(default_factory=list)
+    beliefs_built: int = 0
+    tags: list[str] = Field(default_factory=list)
+    engine_usd_micros: int = 0
+    answerer_usd_micros: int = 0
+    error: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class Kpi(Model):
+    group: str
+    name: str
+    value: float | None
+    unit: str
+    better: str  # higher | lower
+    n: int
+
+
+class RunReport(Model):
+    run_id: str
+    label: str
+    engine: str
+    suite: str
+    started_at: datetime
+    finished_at: datetime | None = None
+    composite: float | None = None
+    dimensions: dict[str, float | None] = Field(default_factory=dict)
+    kpis: list[Kpi] = Field(default_factory=list)
+    cases: list[CaseResult] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list, description="Cases with no result yet.")

@@ -1,0 +1,80 @@
+"""Executes one case against one engine on one tenant. Plain Python: no Celery in here.
+
+The farm's task is a thin shell around `run_case`, and tests call it directly.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memeval.engines.base import Engine, EngineUnavailable, Unsupported
+from memeval.results import CaseResult, CaseStatus
+from memeval.runner.context import CaseContext, RunOptions, tenant_base
+from memeval.runner.fixture import run_fixture
+from memeval.runner.scenario import run_scenario
+from memeval.suites.fixture import Fixture
+from memeval.suites.scenario import Scenario
+
+__all__ = ["RunOptions", "run_case", "tenant_base"]
+
+
+async def run_case(
+    case: Scenario | Fixture,
+    engine: Engine,
+    *,
+    run_id: str,
+    trial: int = 0,
+    options: RunOptions | None = None,
+) -> CaseResult:
+    """Run a case to a scored result. Memory failures are results; only `EngineUnavailable`
+    (infrastructure) propagates, so the caller can retry the whole case on a fresh tenant."""
+    options = options or RunOptions()
+    is_fixture = isinstance(case, Fixture)
+    result = CaseResult(
+        run_id=run_id,
+        case_id=case.id,
+        trial=trial,
+        kind="fixture" if is_fixture else "scenario",
+        dimension=case.dimension.value if isinstance(case, Fixture) else None,
+        engine=engine.name,
+        tenant=tenant_base(run_id, case.id, trial),
+        status=CaseStatus.done,
+        tags=[] if isinstance(case, Fixture) else [t.value for t in case.tags],
+        started_at=datetime.now(UTC),
+    )
+    ctx = CaseContext(result, options)
+    try:
+        if isinstance(case, Fixture):
+            await run_fixture(case, engine, ctx)
+        else:
+            await run_scenario(case, engine, ctx)
+            result.score = _scenario_score(result)
+    except EngineUnavailable:
+        raise
+    except Unsupported as exc:
+        result.status = CaseStatus.done
+        result.score = 0.0
+        result.error = f"unsupported: {exc}"
+    finally:
+        if not options.keep:
+            ctx.watch.step = "forget"
+            await _forget(case, engine, ctx)
+    result.timings = ctx.watch.timings
+    result.finished_at = datetime.now(UTC)
+    return result
+
+
+def _scenario_score(result: CaseResult) -> float:
+    scored = [p for p in result.probes if p.scored]
+    return sum(p.hit for p in scored) / len(scored) if scored else 0.0
+
+
+async def _forget(case: Scenario | Fixture, engine: Engine, ctx: CaseContext) -> None:
+    try:
+        if isinstance(case, Fixture):
+            await ctx.watch.time("reset", engine.reset(ctx.result.tenant))
+            return
+        for name in case.tenants:
+            await ctx.watch.time("forget", engine.forget(ctx.tenant(name)))
+    except Unsupported:
+        pass

@@ -1,0 +1,70 @@
+"""Engines tuned for many writer processes: SQLite in WAL mode with IMMEDIATE write transactions,
+PostgreSQL through psycopg 3 with a pre-pinged pool.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, func, select
+from sqlalchemy.engine import URL
+from sqlalchemy.pool import NullPool
+from sqlmodel import SQLModel
+
+from memeval.errors import UsageError
+from memeval.store.tables import TABLES
+
+BUSY_TIMEOUT_MS = 30_000
+WRITE = {"memeval_write": True}  # execution option: open the transaction as a writer
+_SCHEMA_LOCK = 0x6D656D6576616C  # "memeval": serialises CREATE TABLE across Postgres clients
+
+
+def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+    # Take BEGIN away from the sqlite3 module so `_on_sqlite_begin` decides its flavour.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        # busy_timeout first: switching to WAL itself needs a lock another process may hold.
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        (mode,) = cursor.execute("PRAGMA journal_mode = WAL").fetchone()
+    finally:
+        cursor.close()
+    if mode.lower() != "wal":
+        raise UsageError(
+            f"SQLite refused WAL mode (got `{mode}`), so parallel workers would lock each other",
+            fix="put the database on a local disk, or use PostgreSQL via MEMEVAL_DATABASE_URL",
+        )
+
+
+def _on_sqlite_begin(connection: Connection) -> None:
+    # A deferred transaction that reads and then writes cannot wait for a lock in WAL mode: it
+    # fails at once with "database is locked". IMMEDIATE takes the write lock up front, where
+    # busy_timeout applies, so concurrent writers queue instead of failing.
+    immediate = connection.get_execution_options().get("memeval_write", False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def make_engine(url: URL) -> Engine:
+    """Build an engine for the calling process only; never share one across a fork.
+
+    SQLite uses NullPool: opening a file is cheap, and a pooled sqlite3 handle inherited by a
+    forked child is unsafe to close there, whereas with no pool nothing is left to inherit.
+    """
+    if url.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    Path(str(url.database)).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, poolclass=NullPool)
+    event.listen(engine, "connect", _on_sqlite_connect)
+    event.listen(engine, "begin", _on_sqlite_begin)
+    return engine
+
+
+def create_schema(engine: Engine) -> None:
+    """Create missing tables, once even when every worker starts at the same moment."""
+    with engine.execution_options(**WRITE).begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(select(func.pg_advisory_xact_lock(_SCHEMA_LOCK)))
+        SQLModel.metadata.create_all(connection, tables=TABLES)

@@ -1,0 +1,71 @@
+"""What the store takes and hands back, besides the `memeval.results` models it persists whole."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memeval.errors import UsageError
+from memeval.results import CaseStatus
+
+
+class RunStatus(StrEnum):
+    running = "running"
+    finished = "finished"
+    interrupted = "interrupted"  # stopped early (Ctrl-C, budget, lost broker); resumable
+
+
+class CaseKey(NamedTuple):
+    """The identity of one unit of work; a tuple so it can key sets and dicts directly."""
+
+    case_id: str
+    trial: int
+
+
+class PlannedCase(BaseModel):
+    """One case × trial a run means to execute.
+
+    Kind and dimension are kept with the plan so a case the watchdog declares lost can still be
+    written as a well-formed `CaseResult` and counted under the right dimension.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    case_id: str
+    trial: int = 0
+    kind: str
+    dimension: str | None = None
+
+    @property
+    def key(self) -> CaseKey:
+        return CaseKey(self.case_id, self.trial)
+
+
+class RunRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    label: str
+    engine: str
+    suite: str
+    status: RunStatus
+    options: dict[str, Any] = Field(description="As given, minus anything that looked secret.")
+    prompt_version: str | None = None
+    created_at: datetime
+    finished_at: datetime | None = None
+    planned_count: int
+    planned: list[PlannedCase]
+    counts: dict[CaseStatus, int] = Field(
+        default_factory=dict, description="Stored case results per status."
+    )
+
+
+class UnknownRun(UsageError):
+    """A run id that is not in the store, usually a typo in `--resume`."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no run `{run_id}` in the results store", fix="list runs to find its id")
+        self.run_id = run_id

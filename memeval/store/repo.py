@@ -1,0 +1,308 @@
+"""The store's operations. Every write is one short transaction, so a worker killed mid-case
+leaves either its whole result or nothing, and a redelivered task overwrites rather than adds.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self
+
+from sqlalchemy import Engine, delete, func, insert, or_
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from memeval.errors import UsageError
+from memeval.results import CaseResult, CaseStatus
+from memeval.store.convert import case_values, check_values, probe_values, run_record
+from memeval.store.engine import WRITE, create_schema, make_engine
+from memeval.store.models import CaseKey, PlannedCase, RunRecord, RunStatus, UnknownRun
+from memeval.store.scrub import scrub_secrets
+from memeval.store.settings import database_url
+from memeval.store.tables import CaseRow, CheckRow, ProbeRow, RunRow, utcnow
+
+LOST_REASON = "the worker stopped before it reported a result"
+_CASE_KEY = ("run_id", "case_id", "trial")
+_DONE = CaseStatus.done.value
+
+
+def new_run_id() -> str:
+    """Sortable by start time at a glance, and unique without coordination between machines."""
+    return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def _upsert_insert(dialect: str) -> Any:
+    """The dialect's INSERT, the one that knows ON CONFLICT (same API on both)."""
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert
+
+
+class Store:
+    """A handle that is safe to build in a parent and use in forked children.
+
+    Nothing connects until first use, and the engine is keyed by process id: a child that
+    inherits a parent's engine drops it unclosed and builds its own, so no socket or SQLite
+    handle is ever shared across a fork.
+    """
+
+    def __init__(self, url: URL) -> None:
+        self.url = url
+        self._engine: Engine | None = None
+        self._pid: int | None = None
+
+    @property
+    def engine(self) -> Engine:
+        """This process's engine, with the schema ensured; also for ad-hoc SQL in reports."""
+        pid = os.getpid()
+        if self._engine is None or self._pid != pid:
+            self.dispose()
+            engine = make_engine(self.url)
+            create_schema(engine)
+            self._engine, self._pid = engine, pid
+        return self._engine
+
+    def dispose(self) -> None:
+        """Close this process's connections; the next call reconnects.
+
+        Call it in a Celery `worker_process_init` handler or before forking. An engine
+        inherited from a parent is only forgotten, since closing it would close the parent's.
+        """
+        if self._engine is not None:
+            self._engine.dispose(close=self._pid == os.getpid())
+        self._engine, self._pid = None, None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.dispose()
+
+    @contextmanager
+    def _read(self) -> Iterator[Session]:
+        with Session(self.engine) as session:
+            yield session
+
+    @contextmanager
+    def _write(self) -> Iterator[Session]:
+        engine = self.engine.execution_options(**WRITE)
+        with Session(engine, expire_on_commit=False) as session, session.begin():
+            yield session
+
+    # ---- runs ----------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        *,
+        label: str,
+        engine: str,
+        suite: str,
+        planned: Sequence[PlannedCase],
+        options: Mapping[str, Any] | None = None,
+        prompt_version: str | None = None,
+        run_id: str | None = None,
+    ) -> RunRecord:
+        """Record a run and its plan before any case is dispatched, so resume knows the whole."""
+        keys = [p.key for p in planned]
+        if len(set(keys)) != len(keys):
+            raise ValueError("the plan lists some case/trial more than once")
+        row = RunRow(
+            id=run_id or new_run_id(),
+            label=label,
+            engine=engine,
+            suite=suite,
+            status=RunStatus.running.value,
+            options=scrub_secrets(options or {}),
+            prompt_version=prompt_version,
+            created_at=utcnow(),
+            planned_count=len(planned),
+            planned=[p.model_dump(mode="json") for p in planned],
+        )
+        try:
+            with self._write() as session:
+                session.add(row)
+        except IntegrityError as exc:
+            raise UsageError(
+                f"a run `{row.id}` already exists", fix="pick another run id, or resume that run"
+            ) from exc
+        return run_record(row, {})
+
+    def finish_run(self, run_id: str, status: RunStatus = RunStatus.finished) -> RunRecord:
+        if status is RunStatus.running:
+            raise ValueError("finish_run takes a final status; use reopen_run to resume")
+        return self._set_status(run_id, status, utcnow())
+
+    def reopen_run(self, run_id: str) -> RunRecord:
+        """Mark a run running again before its missing cases are re-dispatched."""
+        return self._set_status(run_id, RunStatus.running, None)
+
+    def _set_status(
+        self, run_id: str, status: RunStatus, finished_at: datetime | None
+    ) -> RunRecord:
+        with self._write() as session:
+            row = self._require_run(session, run_id)
+            row.status = status.value
+            row.finished_at = finished_at
+            session.add(row)
+            session.flush()
+            return run_record(row, self._counts(session, [run_id])[run_id])
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        with self._read() as session:
+            row = session.get(RunRow, run_id)
+            return None if row is None else run_record(row, self._counts(session, [run_id])[run_id])
+
+    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+        """Newest first."""
+        with self._read() as session:
+            rows = session.exec(
+                select(RunRow)
+                .order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
+                .limit(limit)
+            ).all()
+            counts = self._counts(session, [r.id for r in rows])
+            return [run_record(r, counts[r.id]) for r in rows]
+
+    @staticmethod
+    def _require_run(session: Session, run_id: str) -> RunRow:
+        row = session.get(RunRow, run_id)
+        if row is None:
+            raise UnknownRun(run_id)
+        return row
+
+    @staticmethod
+    def _counts(session: Session, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        counts: dict[str, dict[str, int]] = defaultdict(dict)
+        rows = session.exec(
+            select(CaseRow.run_id, CaseRow.status, func.count())
+            .where(col(CaseRow.run_id).in_(run_ids))
+            .group_by(col(CaseRow.run_id), col(CaseRow.status))
+        )
+        for run_id, status, n in rows:
+            counts[run_id][status] = n
+        return counts
+
+    # ---- case results --------------------------------------------------------------------
+
+    def upsert_case_result(self, result: CaseResult) -> bool:
+        """Store one case's result under (run, case, trial), replacing any earlier one.
+
+        A done result is never replaced by a non-done one: a task redelivered after it had
+        already succeeded may hit a flaky engine the second time, and must not erase the
+        answer. Returns whether this result was stored.
+        """
+        with self._write() as session:
+            self._require_run(session, result.run_id)
+            values = case_values(result, utcnow())
+            stmt = _upsert_insert(session.get_bind().dialect.name)(CaseRow).values(values)
+            stmt = stmt.on_conflict_do_update(
+                index_elements=list(_CASE_KEY),
+                set_={
+                    name: stmt.excluded[name]
+                    for name in values
+                    if name not in (*_CASE_KEY, "created_at")
+                },
+                where=or_(col(CaseRow.status) != _DONE, stmt.excluded.status == _DONE),
+            ).returning(col(CaseRow.id))
+            if session.execute(stmt).first() is None:
+                return False
+            # Children are replaced wholesale; the upsert above holds the case row's lock.
+            for table, rows in ((ProbeRow, probe_values(result)), (CheckRow, check_values(result))):
+                session.execute(
+                    delete(table).where(
+                        col(table.run_id) == result.run_id,
+                        col(table.case_id) == result.case_id,
+                        col(table.trial) == result.trial,
+                    )
+                )
+                if rows:
+                    session.execute(insert(table), rows)
+            return True
+
+    def case_results(self, run_id: str) -> list[CaseResult]:
+        with self._read() as session:
+            self._require_run(session, run_id)
+            payloads = session.exec(
+                select(CaseRow.payload)
+                .where(CaseRow.run_id == run_id)
+                .order_by(col(CaseRow.case_id), col(CaseRow.trial))
+            ).all()
+            return [CaseResult.model_validate(p) for p in payloads]
+
+    def missing_cases(self, run_id: str) -> list[PlannedCase]:
+        """Planned cases without a done result, in plan order: what a resume must dispatch.
+
+        Error, lost and budget-skipped cases count as missing; all of them can succeed later.
+        """
+        with self._read() as session:
+            run = self._require_run(session, run_id)
+            done = {
+                CaseKey(case_id, trial)
+                for case_id, trial in session.exec(
+                    select(CaseRow.case_id, CaseRow.trial).where(
+                        CaseRow.run_id == run_id, CaseRow.status == _DONE
+                    )
+                )
+            }
+            planned = [PlannedCase.model_validate(p) for p in run.planned]
+            return [p for p in planned if p.key not in done]
+
+    def mark_lost(
+        self, run_id: str, keys: Iterable[CaseKey], reason: str = LOST_REASON
+    ) -> list[CaseKey]:
+        """Record planned cases the watchdog gave up on as lost; returns those newly marked.
+
+        Only silence is filled: a case that has any result keeps it, because a slow worker's
+        real answer is worth more than the watchdog's guess, and a late result still replaces
+        the lost marker through `upsert_case_result`.
+        """
+        wanted = [CaseKey(*key) for key in keys]
+        with self._write() as session:
+            run = self._require_run(session, run_id)
+            planned = {p.key: p for p in map(PlannedCase.model_validate, run.planned)}
+            unplanned = [key for key in wanted if key not in planned]
+            if unplanned:
+                raise ValueError(f"not in the plan of run `{run_id}`: {unplanned}")
+            marked = []
+            now = utcnow()
+            dialect = session.get_bind().dialect.name
+            for key in wanted:
+                case = planned[key]
+                lost = CaseResult(
+                    run_id=run_id,
+                    case_id=case.case_id,
+                    trial=case.trial,
+                    kind=case.kind,
+                    dimension=case.dimension,
+                    engine=run.engine,
+                    tenant="",
+                    status=CaseStatus.lost,
+                    error=reason,
+                )
+                stmt = (
+                    _upsert_insert(dialect)(CaseRow)
+                    .values(case_values(lost, now))
+                    .on_conflict_do_nothing(index_elements=list(_CASE_KEY))
+                    .returning(col(CaseRow.id))
+                )
+                if session.execute(stmt).first() is not None:
+                    marked.append(key)
+            return marked
+
+
+def open_store(url: str | None = None) -> Store:
+    """The store at `url`, else `MEMEVAL_DATABASE_URL`, else `./memeval-runs/memeval.db`.
+
+    Cheap and connection-free, so it can run at import time in a Celery app module.
+    """
+    return Store(database_url(url))

@@ -1,0 +1,1 @@
+"""Suites as data: the lifecycle scenarios and the dimension fixtures."""

@@ -1,0 +1,87 @@
+"""Finds the built-in suites, resolves `--suite`, and counts what a suite holds."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from memeval.errors import UsageError
+from memeval.suites.fixture import Dimension, Fixture
+from memeval.suites.loader import Located, load_paths
+from memeval.suites.scenario import Scenario, Style
+
+BUILTIN = ("lifecycle", "dimensions")
+
+
+@cache
+def fixtures_root() -> Path:
+    """The shipped suites: inside the wheel as `memeval/fixtures`, in a checkout at `fixtures/`."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "fixtures", here.parent / "fixtures"):
+        if (candidate / "lifecycle").is_dir():
+            return candidate
+    raise UsageError(
+        "the built-in suites are missing from this installation",
+        fix="reinstall memeval with `pip install .` from a full checkout",
+    )
+
+
+class Suite(BaseModel):
+    name: str
+    cases: list[Located]
+
+    @property
+    def scenarios(self) -> list[Scenario]:
+        return [c.case for c in self.cases if isinstance(c.case, Scenario)]
+
+    @property
+    def fixtures(self) -> list[Fixture]:
+        return [c.case for c in self.cases if isinstance(c.case, Fixture)]
+
+
+def resolve(spec: str) -> Suite:
+    """`lifecycle`, `dimensions`, `all`, or a path to a file or folder of the user's own cases."""
+    if spec == "all":
+        return Suite(name="all", cases=load_paths(fixtures_root() / n for n in BUILTIN))
+    if spec in BUILTIN:
+        return Suite(name=spec, cases=load_paths([fixtures_root() / spec]))
+    path = Path(spec)
+    if not path.exists():
+        raise UsageError(
+            f"unknown suite `{spec}`",
+            fix="use lifecycle, dimensions, all, or the path of a file or folder of cases",
+        )
+    return Suite(name=str(path), cases=load_paths([path]))
+
+
+class SuiteCounts(BaseModel):
+    scenarios: int
+    probes: int
+    probes_scored: int
+    lexical: int
+    paraphrase: int
+    stale: int
+    leak_checks: int
+    fixtures: int
+    fixtures_per_dimension: dict[str, int]
+
+
+def count(suite: Suite) -> SuiteCounts:
+    probes = [p for s in suite.scenarios for p in s.probes]
+    scored = [p for p in probes if p.scored]
+    per_dim = {d.value: 0 for d in Dimension}
+    for f in suite.fixtures:
+        per_dim[f.dimension.value] += 1
+    return SuiteCounts(
+        scenarios=len(suite.scenarios),
+        probes=len(probes),
+        probes_scored=len(scored),
+        lexical=sum(p.style is Style.lexical for p in scored),
+        paraphrase=sum(p.style is Style.paraphrase for p in scored),
+        stale=sum(bool(p.stale) for p in scored),
+        leak_checks=sum(bool(p.forbidden) for p in probes),
+        fixtures=len(suite.fixtures),
+        fixtures_per_dimension=per_dim,
+    )

@@ -1,0 +1,239 @@
+"""The dimensions suite's data model: stored assertions, then queries with typed checks."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from memeval.suites.common import Slug, check_unique
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Dimension(StrEnum):
+    temporal = "temporal"
+    conflict = "conflict"
+    multihop = "multihop"
+    abstention = "abstention"
+    provenance = "provenance"
+
+
+WEIGHTS: dict[Dimension, float] = {
+    Dimension.temporal: 0.25,
+    Dimension.conflict: 0.25,
+    Dimension.multihop: 0.20,
+    Dimension.abstention: 0.20,
+    Dimension.provenance: 0.10,
+}
+
+
+class Trust(StrEnum):
+    """Who vouches for an assertion; conflicts resolve toward the higher level."""
+
+    agent = "agent"
+    user = "user"
+    system = "system"
+
+    @property
+    def rank(self) -> int:
+        return list(Trust).index(self)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+class Span(Strict):
+    """Character offsets into the assertion's `excerpt` (or its text when it has none)."""
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Span:
+        if self.end <= self.start:
+            raise ValueError("span `end` must be greater than `start`")
+        return self
+
+
+class Assertion(Strict):
+    id: Slug
+    text: str = Field(min_length=1)
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    source: str = Field(min_length=1, description="Where the assertion came from.")
+    excerpt: str | None = Field(
+        default=None, description="The source passage the assertion was read from."
+    )
+    span: Span | None = None
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    trust: Trust = Trust.user
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    recorded_at: datetime | None = None
+    exclusive: bool = Field(
+        default=False, description="The slot (subject, predicate) holds one value at a time."
+    )
+    supersedes: Slug | None = Field(default=None, description="A correction of this assertion.")
+    retracts: Slug | None = Field(default=None, description="Withdraws this assertion.")
+    challenges: Slug | None = Field(default=None, description="Disputes this assertion.")
+    derived_from: list[Slug] = Field(default_factory=list)
+
+    @field_validator("valid_from", "valid_to", "recorded_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        """Naive times are read as UTC so that every comparison is well defined."""
+        return _utc(value)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Assertion:
+        triple = (self.subject, self.predicate, self.object)
+        if any(triple) and not all(triple):
+            raise ValueError("give all of `subject`, `predicate` and `object`, or none of them")
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("`valid_to` must be after `valid_from`")
+        if self.span is not None:
+            base = self.excerpt or self.text
+            if self.span.end > len(base):
+                raise ValueError(
+                    f"`span` ends at {self.span.end} but the "
+                    f"{'excerpt' if self.excerpt else 'text'} has {len(base)} characters"
+                )
+        return self
+
+    @property
+    def span_text(self) -> str | None:
+        if self.span is None:
+            return None
+        return (self.excerpt or self.text)[self.span.start : self.span.end]
+
+
+class CheckKind(StrEnum):
+    contains = "contains"
+    not_contains = "not_contains"
+    not_first = "not_first"
+    abstain = "abstain"
+    conflict = "conflict"
+    source = "source"
+    span = "span"
+
+
+class Check(Strict):
+    """One typed check; YAML writes it as a one-key mapping such as `contains: Lisbon`."""
+
+    kind: CheckKind
+    value: str | list[str] | bool
+    within: int = Field(
+        default=1,
+        ge=1,
+        description="contains/source/span: how many leading hits (and the answer) count.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_key(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "kind" in data:
+            return data
+        kinds = [k for k in data if k != "within"]
+        if len(kinds) != 1:
+            raise ValueError(
+                "a check is a mapping with exactly one kind, e.g. `contains: Lisbon`; "
+                f"kinds are: {', '.join(k.value for k in CheckKind)}"
+            )
+        kind = kinds[0]
+        if kind not in CheckKind.__members__:
+            raise ValueError(
+                f"unknown check kind `{kind}`; use one of: {', '.join(k.value for k in CheckKind)}"
+            )
+        out = {"kind": kind, "value": data[kind]}
+        if "within" in data:
+            out["within"] = data["within"]
+        return out
+
+    @model_validator(mode="after")
+    def _value_fits(self) -> Check:
+        if self.kind is CheckKind.abstain:
+            if self.value is not True:
+                raise ValueError("`abstain` takes `true`")
+        elif self.kind is CheckKind.conflict:
+            if not isinstance(self.value, list) or len(self.value) < 2:
+                raise ValueError("`conflict` takes a list of two or more assertion ids")
+        elif not isinstance(self.value, str) or not self.value.strip():
+            raise ValueError(f"`{self.kind}` takes a non-empty string")
+        return self
+
+    @property
+    def text(self) -> str:
+        assert isinstance(self.value, str)
+        return self.value
+
+    @property
+    def ids(self) -> list[str]:
+        assert isinstance(self.value, list)
+        return self.value
+
+
+class Query(Strict):
+    text: str = Field(min_length=1)
+    as_of: AwareDatetime | None = Field(default=None, description="Ask about this moment.")
+    checks: list[Check] = Field(min_length=1)
+
+
+class Fixture(Strict):
+    kind: Literal["fixture"] = "fixture"
+    dimension: Dimension
+    name: Slug
+    title: str = Field(min_length=1)
+    tests: str = Field(
+        min_length=1, description="The kind of behaviour tested, e.g. `point_in_time`."
+    )
+    about: str = ""
+    assertions: list[Assertion] = Field(min_length=1)
+    queries: list[Query] = Field(min_length=1)
+
+    @property
+    def id(self) -> str:
+        return f"dimensions/{self.dimension.value}/{self.name}"
+
+    @field_validator("assertions")
+    @classmethod
+    def _unique(cls, items: list[Assertion]) -> list[Assertion]:
+        return list(check_unique(items))
+
+    @model_validator(mode="after")
+    def _references(self) -> Fixture:
+        ids = {a.id for a in self.assertions}
+        for a in self.assertions:
+            for field in ("supersedes", "retracts", "challenges"):
+                target = getattr(a, field)
+                if target is not None and target not in ids:
+                    raise ValueError(f"assertion `{a.id}`: `{field}` names unknown id `{target}`")
+            for target in a.derived_from:
+                if target not in ids:
+                    raise ValueError(
+                        f"assertion `{a.id}`: `derived_from` names unknown id `{target}`"
+                    )
+        for q in self.queries:
+            for c in q.checks:
+                if c.kind is CheckKind.conflict:
+                    missing = [i for i in c.ids if i not in ids]
+                    if missing:
+                        raise ValueError(
+                            f"query `{q.text}`: `conflict` names unknown ids {missing}"
+                        )
+        return self

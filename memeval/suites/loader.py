@@ -1,0 +1,190 @@
+"""Reads suite files into validated cases, turning every failure into one clear `SuiteError`.
+
+YAML is composed into nodes first so that a pydantic error's location can be traced back to
+the line the user must edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from memeval.errors import SuiteError
+from memeval.suites.fixture import Fixture
+from memeval.suites.scenario import Scenario
+
+Case = Annotated[Scenario | Fixture, Field(discriminator="kind")]
+CASE_ADAPTER: TypeAdapter[Scenario | Fixture] = TypeAdapter(Case)
+SUFFIXES = (".yaml", ".yml")
+
+Loc = tuple[str | int, ...]
+
+
+class Located(BaseModel):
+    """A case and where it was read from, so later errors can still name the file."""
+
+    case: Scenario | Fixture
+    path: str
+    line: int
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML that leaves timestamps as text, so pydantic reports a bad date with its field."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _plain(node: yaml.Node, loc: Loc, lines: dict[Loc, int], build: _Loader) -> Any:
+    """Build Python data from a YAML node, recording the line of every path on the way."""
+    lines[loc] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = build.construct_object(key_node, deep=True)
+            where = key_node.start_mark.line + 1
+            if not isinstance(key, str | int) or isinstance(key, bool):
+                raise SuiteError(
+                    f"the key {key!r} is not a plain name", line=where, fix="use a word"
+                )
+            if key in out:
+                raise SuiteError(f"the key `{key}` appears twice", line=where, fix="keep one")
+            out[key] = _plain(value_node, (*loc, key), lines, build)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain(item, (*loc, i), lines, build) for i, item in enumerate(node.value)]
+    return build.construct_object(node, deep=True)
+
+
+_FIXES = {
+    "extra_forbidden": "remove it or correct its spelling",
+    "missing": "add it",
+    "datetime_from_date_parsing": "write an ISO 8601 time, e.g. 2026-03-02T09:00:00Z",
+    "datetime_parsing": "write an ISO 8601 time, e.g. 2026-03-02T09:00:00Z",
+    "datetime_type": "write an ISO 8601 time, e.g. 2026-03-02T09:00:00Z",
+    "timezone_aware": "add a zone, e.g. 2026-03-02T09:00:00Z",
+    "date_from_datetime_parsing": "write an ISO 8601 date, e.g. 2026-03-02",
+    "date_parsing": "write an ISO 8601 date, e.g. 2026-03-02",
+    "date_type": "write an ISO 8601 date, e.g. 2026-03-02",
+    "time_parsing": "write a time of day, e.g. 09:00",
+    "less_than_equal": "use a number from 0 to 1",
+    "greater_than_equal": "use a larger value",
+    "string_pattern_mismatch": "use only letters, digits, '.', '_' and '-'",
+    "union_tag_invalid": "set `kind` to `scenario` or `fixture`",
+    "union_tag_not_found": "add `kind: scenario` or `kind: fixture`",
+    "too_short": "add at least one item",
+}
+
+
+def _describe(error: dict[str, Any], lines: dict[Loc, int]) -> tuple[str, int | None, str]:
+    loc: Loc = tuple(error["loc"])
+    # A discriminated union puts the tag in the location; the user never wrote it.
+    if loc and loc[0] in ("scenario", "fixture"):
+        loc = loc[1:]
+    field = ""
+    for part in loc:
+        field += f"[{part}]" if isinstance(part, int) else (f".{part}" if field else str(part))
+    line = None
+    for i in range(len(loc), -1, -1):
+        if loc[:i] in lines:
+            line = lines[loc[:i]]
+            break
+    message = str(error["msg"]).removeprefix("Value error, ")
+    fix = _FIXES.get(error["type"], "")
+    if error["type"] == "enum":
+        fix = f"use one of: {error.get('ctx', {}).get('expected', '')}"
+    return field or "(document)", line, message + (f" (fix: {fix})" if fix else "")
+
+
+def _documents(path: Path) -> Iterator[tuple[Any, dict[Loc, int], int]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"cannot read the file: {exc}", path=path) from None
+    try:
+        for node in yaml.compose_all(text, Loader=_Loader):
+            if node is None:
+                continue
+            lines: dict[Loc, int] = {}
+            yield _plain(node, (), lines, _Loader("")), lines, node.start_mark.line + 1
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise SuiteError(
+            f"not valid YAML: {problem}",
+            path=path,
+            line=mark.line + 1 if mark else None,
+            fix="check the indentation and quoting on that line",
+        ) from None
+    except SuiteError as exc:
+        raise exc.at(path) from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise SuiteError(f"unreadable YAML value: {exc}", path=path) from None
+
+
+def load_file(path: Path) -> list[Located]:
+    """Every case in one YAML file; a file may hold several documents separated by `---`."""
+    cases: list[Located] = []
+    for data, lines, line in _documents(path):
+        if not isinstance(data, dict):
+            raise SuiteError(
+                "a case must be a mapping with `kind: scenario` or `kind: fixture`",
+                path=path,
+                line=line,
+                fix="start the document with `kind:`",
+            )
+        try:
+            case = CASE_ADAPTER.validate_python(data)
+        except ValidationError as exc:
+            problems = [_describe(dict(e), lines) for e in exc.errors()]
+            field, first_line, message = problems[0]
+            more = [f"{f}: {m}" for f, _, m in problems[1:]]
+            raise SuiteError(message, path=path, line=first_line, field=field, more=more) from None
+        cases.append(Located(case=case, path=str(path), line=line))
+    if not cases:
+        raise SuiteError("the file holds no case", path=path, fix="add a scenario or a fixture")
+    return cases
+
+
+def _files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    if root.is_dir():
+        return sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+    raise SuiteError(
+        "no such file or folder", path=root, fix="give a suite name or an existing path"
+    )
+
+
+def load_paths(roots: Iterable[Path]) -> list[Located]:
+    """Load files and folders; case ids must be unique across all of them."""
+    found: list[Located] = []
+    seen: dict[str, Located] = {}
+    for root in roots:
+        files = _files(root)
+        if not files:
+            raise SuiteError(
+                "the folder holds no .yaml file", path=root, fix="point at a folder of cases"
+            )
+        for path in files:
+            for item in load_file(path):
+                earlier = seen.get(item.case.id)
+                if earlier is not None:
+                    raise SuiteError(
+                        f"duplicate case id `{item.case.id}` (first at "
+                        f"{earlier.path}:{earlier.line})",
+                        path=Path(item.path),
+                        line=item.line,
+                        field="name",
+                        fix="give each case its own `name`",
+                    )
+                seen[item.case.id] = item
+                found.append(item)
+    return found

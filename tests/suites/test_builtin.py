@@ -1,0 +1,52 @@
+"""The shipped suites load, and hold what the catalogue promises."""
+
+from __future__ import annotations
+
+import json
+
+from memeval.suites.catalog import count, resolve
+from memeval.suites.fixture import Dimension
+from memeval.suites.scenario import Via
+
+
+def test_lifecycle_counts_meet_the_catalogue():
+    counts = count(resolve("lifecycle"))
+    assert counts.scenarios == 12
+    assert counts.probes_scored >= 52
+    assert counts.paraphrase >= 20
+    assert counts.lexical >= 32
+    assert counts.stale >= 7
+    assert counts.leak_checks >= 3
+
+
+def test_every_dimension_has_ten_fixtures():
+    counts = count(resolve("dimensions"))
+    assert counts.fixtures_per_dimension == {d.value: 10 for d in Dimension}
+
+
+def test_every_via_is_exercised():
+    vias = {p.via for s in resolve("lifecycle").scenarios for p in s.probes}
+    assert vias == set(Via)
+
+
+def test_suites_list_json(cli):
+    done = cli("suites", "list", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["scenarios"] == 12
+    assert data["probes_scored"] >= 52
+    assert data["paraphrase"] >= 20
+    assert set(data["fixtures_per_dimension"].values()) == {10}
+
+
+def test_validate_accepts_every_shipped_file(cli):
+    done = cli("suites", "validate", "fixtures")
+    assert done.returncode == 0, done.stderr
+    assert "62 cases" in done.stdout
+
+
+def test_schema_is_json_schema(cli):
+    done = cli("suites", "schema")
+    assert done.returncode == 0
+    schema = json.loads(done.stdout)
+    assert "scenario" in json.dumps(schema) and "fixture" in json.dumps(schema)
