@@ -51,6 +51,7 @@ class ProbeResult(Model):
     expect: list[str]
     stale: list[str] = Field(default_factory=list)
     forbidden: list[str] = Field(default_factory=list)
+    accept: list[str] = Field(default_factory=list)
     pack: str = ""
     pack_tokens: int = 0
     status: CheckStatus = CheckStatus.passed

@@ -107,6 +107,7 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
             expect=probe.expect,
             stale=probe.stale,
             forbidden=probe.forbidden,
+            accept=probe.accept,
         )
         try:
             pack = await _ask(scenario, probe, engine, ctx, phase)

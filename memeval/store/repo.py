@@ -17,7 +17,7 @@ from sqlalchemy import Engine, delete, func, insert, or_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
+from sqlmodel import Session, SQLModel, col, select
 
 from memeval.errors import UsageError
 from memeval.results import CaseResult, CaseStatus
@@ -38,9 +38,11 @@ def new_run_id() -> str:
     return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
-def _upsert_insert(dialect: str) -> Any:
-    """The dialect's INSERT, the one that knows ON CONFLICT (same API on both)."""
-    return postgresql.insert if dialect == "postgresql" else sqlite.insert
+def _insert(session: Session, table: type[SQLModel]) -> postgresql.Insert | sqlite.Insert:
+    """The dialect's own INSERT, the one that knows ON CONFLICT (same API on both)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert(table)
+    return sqlite.insert(table)
 
 
 class Store:
@@ -60,6 +62,8 @@ class Store:
     def engine(self) -> Engine:
         """This process's engine, with the schema ensured; also for ad-hoc SQL in reports."""
         pid = os.getpid()
+        # Prefork workers are single-threaded; under a thread pool, two first calls racing
+        # here cost at most one spare engine, which garbage collection closes.
         if self._engine is None or self._pid != pid:
             self.dispose()
             engine = make_engine(self.url)
@@ -70,8 +74,9 @@ class Store:
     def dispose(self) -> None:
         """Close this process's connections; the next call reconnects.
 
-        Call it in a Celery `worker_process_init` handler or before forking. An engine
-        inherited from a parent is only forgotten, since closing it would close the parent's.
+        Forking needs no call (the pid check covers it); call it at shutdown, e.g. from Celery's
+        `worker_process_shutdown`, so Postgres sees clean goodbyes. An engine inherited from a
+        parent is only forgotten, since closing it would close the parent's connections.
         """
         if self._engine is not None:
             self._engine.dispose(close=self._pid == os.getpid())
@@ -204,7 +209,7 @@ class Store:
         with self._write() as session:
             self._require_run(session, result.run_id)
             values = case_values(result, utcnow())
-            stmt = _upsert_insert(session.get_bind().dialect.name)(CaseRow).values(values)
+            stmt = _insert(session, CaseRow).values(values)
             stmt = stmt.on_conflict_do_update(
                 index_elements=list(_CASE_KEY),
                 set_={
@@ -275,7 +280,6 @@ class Store:
                 raise ValueError(f"not in the plan of run `{run_id}`: {unplanned}")
             marked = []
             now = utcnow()
-            dialect = session.get_bind().dialect.name
             for key in wanted:
                 case = planned[key]
                 lost = CaseResult(
@@ -290,7 +294,7 @@ class Store:
                     error=reason,
                 )
                 stmt = (
-                    _upsert_insert(dialect)(CaseRow)
+                    _insert(session, CaseRow)
                     .values(case_values(lost, now))
                     .on_conflict_do_nothing(index_elements=list(_CASE_KEY))
                     .returning(col(CaseRow.id))

@@ -27,14 +27,26 @@ Earlier we agreed the offsite moves from Porto to Seville.
 
 
 def probe(**kw) -> Probe:
-    base = {"id": "p", "question": "Where is the offsite?", "style": "lexical", "expect": ["Seville"]}
+    base = {
+        "id": "p",
+        "question": "Where is the offsite?",
+        "style": "lexical",
+        "expect": ["Seville"],
+    }
     return Probe.model_validate(base | kw)
 
 
 def blank(p: Probe) -> ProbeResult:
     return ProbeResult(
-        probe=p.id, phase=Phase.recall, via=p.via.value, style=p.style.value, scored=p.scored,
-        question=p.question, expect=p.expect, stale=p.stale, forbidden=p.forbidden,
+        probe=p.id,
+        phase=Phase.recall,
+        via=p.via.value,
+        style=p.style.value,
+        scored=p.scored,
+        question=p.question,
+        expect=p.expect,
+        stale=p.stale,
+        forbidden=p.forbidden,
     )
 
 
@@ -111,7 +123,10 @@ def test_extractive_answer_most_shared_words_earliest_on_tie():
     assert extractive_answer(lines, "Tell me of gamma") == "- gamma delta"
     assert extractive_answer(lines, "nothing shared here") == ""
     # stopwords do not count toward the overlap
-    assert extractive_answer(["- the of and", "- budget"], "What is the budget of the team?") == "- budget"
+    assert (
+        extractive_answer(["- the of and", "- budget"], "What is the budget of the team?")
+        == "- budget"
+    )
 
 
 def test_grade_answer_expect_accept_and_stale():
