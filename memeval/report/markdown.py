@@ -2,152 +2,268 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+import re
 
-from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult, RunReport
+from memeval.report.intervals import RunIntervals, run_intervals
+from memeval.report.scorecard import COMPOSITE, PACK_HIT
+from memeval.report.stats import Interval, Spread
+from memeval.report.tables import (
+    AccuracyRow,
+    accuracy_rows,
+    latency_rows,
+    misses,
+    status_counts,
+    style_rows,
+    usage,
+)
+from memeval.results import RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
 
-MISS_PACK_LINES = 12
+DASH = "–"
 
 
 def pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
+    return DASH if value is None else f"{100 * value:.1f}%"
 
 
-def _share(flags: Iterable[bool]) -> str:
-    items = list(flags)
-    return pct(sum(items) / len(items)) if items else "–"
+def number(value: float | None, unit: str) -> str:
+    """A value in its unit's usual form; shares as percentages."""
+    if value is None:
+        return DASH
+    match unit:
+        case "share":
+            return pct(value)
+        case "ms":
+            return f"{value:.1f} ms"
+        case "usd":
+            return "$0" if value == 0 else f"${value:.2g}" if value < 0.01 else f"${value:.4f}"
+        case "score":
+            return f"{value:.3f}"
+    return f"{value:g}"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def ci(interval: Interval | None, unit: str = "share") -> str:
+    if interval is None or interval.low is None or interval.high is None:
+        return DASH
+    return f"{number(interval.low, unit)} – {number(interval.high, unit)}"
+
+
+def sd(spread: Spread | None, unit: str = "share") -> str:
+    """The spread across trials; shares in points, so "±2.1 pts" reads without arithmetic."""
+    if spread is None:
+        return DASH
+    if unit == "share":
+        return f"±{100 * spread.sd:.1f} pts ({pct(spread.low)} – {pct(spread.high)})"
+    return f"±{number(spread.sd, unit)}"
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def literal(text: str) -> str:
+    """Suite or engine text as a code span: markup in a pack shows as text, never renders."""
+    flat = one_line(text)
+    if not flat:
+        return ""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    pad = " " if flat[0] == "`" or flat[-1] == "`" else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def fenced(lines: list[str]) -> list[str]:
+    """A code block whose fence outruns any backticks inside, so a pack cannot close it."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}text", *lines, fence]
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in r) + " |" for r in rows]
     return lines
 
 
-def _probe_row(name: str, phase: str, probes: list[ProbeResult]) -> list[str]:
-    scored = [p for p in probes if p.scored]
-    stale = [p for p in scored if p.fresh_first is not None]
-    leak = [p for p in probes if p.forbidden]
-    captured = [p.captured for p in scored if p.captured is not None]
-    mrr = sum(p.rr for p in scored) / len(scored) if scored else None
-    return [
-        name,
-        phase,
-        str(len(scored)),
-        _share(p.hit for p in scored),
-        _share(p.extractive_ok for p in scored),
-        _share(p.model_ok for p in scored if p.model_ok is not None),
-        _share(captured),
-        "–" if mrr is None else f"{mrr:.3f}",
-        _share(bool(p.fresh_first) for p in stale),
-        f"{sum(bool(p.leaked) for p in leak)}/{len(leak)}" if leak else "–",
-    ]
-
-
-def render(report: RunReport) -> str:
+def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
+    ci_ = intervals or run_intervals(report)
     out = [f"# memeval run `{report.label}`", ""]
+    finished = f", finished {report.finished_at:%H:%M}" if report.finished_at else ""
     out.append(
         f"Engine `{report.engine}`, suite `{report.suite}`, run `{report.run_id}`, "
-        f"started {report.started_at:%Y-%m-%d %H:%M} UTC."
+        f"started {report.started_at:%Y-%m-%d %H:%M}{finished} UTC."
     )
-    statuses: dict[str, int] = defaultdict(int)
-    for case in report.cases:
-        statuses[case.status.value] += 1
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+    trials = len({c.trial for c in report.cases})
     out.append(
-        f"Cases: {counts or 'none'}"
+        f"Cases: {status_counts(report.cases)}"
+        + (f" over {trials} trials" if trials > 1 else "")
         + (f"; {len(report.missing)} missing." if report.missing else ".")
     )
-    out += ["", *_dimensions(report), "", *_accuracy(report.cases), "", *_kpis(report)]
-    out += ["", *_misses(report.cases)]
+    sections = [
+        _headline(ci_),
+        _dimensions(report, ci_),
+        _accuracy(report),
+        _latency(report),
+        _usage(report),
+        _kpis(report, ci_),
+        _misses(report),
+    ]
+    for section in sections:
+        if section:
+            out += ["", *section]
     return "\n".join(out).rstrip() + "\n"
 
 
-def _dimensions(report: RunReport) -> list[str]:
+def _headline(ci_: RunIntervals) -> list[str]:
+    lines = []
+    for name, title in ((COMPOSITE, "Composite"), (PACK_HIT, "Pack hit")):
+        interval = ci_.intervals.get(name)
+        if interval is None or interval.value is None:
+            continue
+        line = f"- **{title} {pct(interval.value)}** (95% CI {ci(interval)}, n={interval.n})"
+        if name in ci_.trials:
+            line += f"; across trials {sd(ci_.trials[name])}"
+        lines.append(line)
+    if not lines:
+        return []
+    note = (
+        f"95% CI: bootstrap over cases ({ci_.resamples} resamples, seeded), "
+        "a case's trials resampled together."
+    )
+    return ["## Headline", "", *lines, "", note]
+
+
+def _dimensions(report: RunReport, ci_: RunIntervals) -> list[str]:
     if not any(c.kind == "fixture" for c in report.cases):
         return []
+    header = ["dimension", "weight", "fixtures", "score", "95% CI"]
+    with_trials = bool(ci_.trials)
+    if with_trials:
+        header.append("across trials")
     rows = []
-    for dim in Dimension:
-        n = sum(1 for c in report.cases if c.dimension == dim.value)
-        rows.append(
-            [dim.value, f"{WEIGHTS[dim]:.2f}", str(n), pct(report.dimensions.get(dim.value))]
-        )
-    rows.append(["**composite**", "1.00", "", f"**{pct(report.composite)}**"])
-    return ["## Dimensions", "", *_table(["dimension", "weight", "fixtures", "score"], rows)]
+    for name, weight in [*((d.value, WEIGHTS[d]) for d in Dimension), (COMPOSITE, 1.0)]:
+        interval = ci_.intervals.get(name)
+        shown = f"**{name}**" if name == COMPOSITE else name
+        row = [
+            shown,
+            f"{weight:.2f}",
+            str(interval.n if interval else 0),
+            pct(interval.value if interval else None),
+            ci(interval),
+        ]
+        if with_trials:
+            row.append(sd(ci_.trials.get(name)))
+        rows.append(row)
+    return ["## Dimensions", "", *table(header, rows)]
 
 
-def _accuracy(cases: list[CaseResult]) -> list[str]:
-    scenarios = [c for c in cases if c.kind == "scenario"]
-    if not scenarios:
-        return []
-    header = [
-        "scenario",
-        "phase",
-        "probes",
-        "pack hit",
-        "extractive",
-        "model",
-        "captured",
-        "MRR",
-        "fresh first",
-        "leaks",
-    ]
-    rows = []
-    for phase in Phase:
-        for case in scenarios:
-            probes = [p for p in case.probes if p.phase is phase]
-            rows.append(_probe_row(case.case_id.removeprefix("lifecycle/"), phase.value, probes))
-        every = [p for c in scenarios for p in c.probes if p.phase is phase]
-        rows.append(_probe_row("**all**", phase.value, every))
-    styles = []
-    for style in ("lexical", "paraphrase"):
-        probes = [p for c in scenarios for p in c.probes if p.style == style]
-        styles.append(_probe_row(style, "both", probes))
+_ACCURACY = [
+    "scenario",
+    "phase",
+    "probes",
+    "pack hit",
+    "extractive",
+    "model",
+    "captured",
+    "MRR",
+    "fresh first",
+    "leaks",
+]
+
+
+def _accuracy_cells(row: AccuracyRow) -> list[str]:
+    name = f"**{row.name}**" if row.name == "all" else row.name
     return [
-        "## Lifecycle accuracy",
-        "",
-        *_table(header, rows),
-        "",
-        "### By question style",
-        "",
-        *_table(header, styles),
+        name,
+        row.phase,
+        str(row.probes),
+        pct(row.pack_hit),
+        pct(row.extractive),
+        pct(row.model),
+        pct(row.captured),
+        number(row.mrr, "score"),
+        pct(row.fresh_first),
+        f"{row.leaks}/{row.leak_checks}" if row.leak_checks else DASH,
     ]
 
 
-def _kpis(report: RunReport) -> list[str]:
-    rows = []
-    for k in report.kpis:
-        value = "–" if k.value is None else (pct(k.value) if k.unit == "share" else f"{k.value:g}")
-        rows.append([k.group, k.name, value, k.unit, k.better, str(k.n)])
-    return ["## KPIs", "", *_table(["group", "kpi", "value", "unit", "better", "n"], rows)]
+def _accuracy(report: RunReport) -> list[str]:
+    rows = accuracy_rows(report.cases)
+    if not rows:
+        return []
+    styles = [_accuracy_cells(r) for r in style_rows(report.cases)]
+    return [
+        "## Accuracy by scenario and phase",
+        "",
+        *table(_ACCURACY, [_accuracy_cells(r) for r in rows]),
+        "",
+        "## Scores by question style",
+        "",
+        *table(["style", *_ACCURACY[1:]], styles),
+    ]
 
 
-def _misses(cases: list[CaseResult]) -> list[str]:
+def _latency(report: RunReport) -> list[str]:
+    rows = [
+        [r.step, r.call, str(r.n), *(f"{v:.1f}" for v in (r.p50, r.p95, r.p99, r.max))]
+        for r in latency_rows(report.cases)
+    ]
+    if not rows:
+        return []
+    header = ["step", "call", "n", "p50 ms", "p95 ms", "p99 ms", "max ms"]
+    return ["## Latency per step", "", *table(header, rows)]
+
+
+def _usage(report: RunReport) -> list[str]:
+    used = usage(report.cases)
+    spend = [
+        ["engine", number(used.engine_usd, "usd"), DASH],
+        [
+            "answering model",
+            number(used.answerer_usd, "usd"),
+            f"{used.model_answers} answers, {used.model_tokens} tokens",
+        ],
+        ["packs", DASH, f"{used.pack_tokens} tokens"],
+    ]
+    calls = [[c.call, str(c.calls), f"{c.total_ms:.1f}"] for c in used.calls]
+    return [
+        "## Model and engine usage",
+        "",
+        *table(["who", "spent", "volume"], spend),
+        "",
+        *table(["engine call", "calls", "total ms"], calls),
+    ]
+
+
+def _kpis(report: RunReport, ci_: RunIntervals) -> list[str]:
+    rows = [
+        [
+            k.group,
+            k.name,
+            number(k.value, k.unit),
+            ci(ci_.intervals.get(k.name), k.unit),
+            k.unit,
+            k.better,
+            str(k.n),
+        ]
+        for k in report.kpis
+    ]
+    header = ["group", "kpi", "value", "95% CI", "unit", "better", "n"]
+    return ["## KPIs", "", *table(header, rows)]
+
+
+def _misses(report: RunReport) -> list[str]:
     out = ["## Misses", ""]
-    for case in cases:
-        if case.status is not CaseStatus.done:
-            out.append(
-                f"- `{case.case_id}` #{case.trial}: **{case.status.value}** {case.error or ''}"
-            )
-        for p in case.probes:
-            if (p.scored and not p.hit) or p.leaked:
-                head = "\n".join("    " + line for line in p.pack.splitlines()[:MISS_PACK_LINES])
-                why = f"leaked {p.leaked}" if p.leaked else f"expected {p.expect}"
-                out.append(
-                    f"- `{case.case_id}` {p.probe} ({p.phase.value}, {p.via}): {p.question} — {why}"
-                )
-                if p.error:
-                    out.append(f"  - {p.status.value}: {p.error}")
-                if head:
-                    out += ["", head, ""]
-        for ch in case.checks:
-            if not ch.ok:
-                out.append(
-                    f"- `{case.case_id}` query {ch.query} `{ch.kind}: {ch.value}` "
-                    f"{ch.status.value} {ch.detail}"
-                )
+    for m in misses(report.cases):
+        line = f"- `{m.case_id}` #{m.trial} {m.where}: **{m.status}**"
+        if m.question:
+            line += f" — {literal(m.question)}"
+        if m.expected:
+            line += f" — {literal(m.expected)}"
+        out.append(line)
+        if m.detail:
+            out.append(f"  - {literal(m.detail)}")
+        if m.head:
+            out += ["", *fenced(m.head), ""]
     if len(out) == 2:
         out.append("None.")
     return out

@@ -1,0 +1,217 @@
+"""One self-contained HTML file per report: the data as inline JSON, drawn by inline vanilla JS.
+
+The page must open from a mail attachment or a CI artifact with no network, so nothing is
+fetched, and its Content-Security-Policy forbids fetching anything at all. The policy also
+allows only the exact script and stylesheet written here (by hash): every string from a suite
+or an engine reaches the page as JSON, read by `textContent`, so a pack holding `<script>`
+shows as text and could not run even if it escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from memeval.report.compare import RULE, CompareReport
+from memeval.report.intervals import RunIntervals, run_intervals
+from memeval.report.scorecard import COMPOSITE, PACK_HIT
+from memeval.report.stats import Interval
+from memeval.report.tables import (
+    AccuracyRow,
+    accuracy_rows,
+    cost_rows,
+    latency_rows,
+    scenario_name,
+    status_counts,
+)
+from memeval.results import CaseResult, CaseStatus, Phase, QueryLog, RunReport
+from memeval.suites.fixture import WEIGHTS, Dimension
+
+
+@cache
+def _asset(name: str) -> str:
+    return (files("memeval.report") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+
+
+def script_json(data: Any) -> str:
+    """JSON that cannot end its `<script>` element early: `<`, `>` and `&` become escapes."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for raw, escaped in (
+        ("&", "\\u0026"),
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def page(title: str, subtitle: str, data: dict[str, Any]) -> str:
+    css, js = _asset("report.css"), _asset("report.js")
+    policy = (
+        f"default-src 'none'; style-src '{_sha256(css)}'; script-src '{_sha256(js)}'; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{css}</style></head>\n"
+        f'<body><header class="top"><h1>{html.escape(title)}</h1>'
+        f"<p>{html.escape(subtitle)}</p></header>\n"
+        '<main id="app"><noscript>This report draws its charts with JavaScript; '
+        "the same numbers are in report.md.</noscript></main>\n"
+        f'<script type="application/json" id="memeval-data">{script_json(data)}</script>\n'
+        f"<script>{js}</script>\n</body></html>\n"
+    )
+
+
+# ---- a run ------------------------------------------------------------------------------------
+
+
+def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str:
+    ci = intervals or run_intervals(report)
+    subtitle = (
+        f"engine {report.engine} · suite {report.suite} · run {report.run_id} · "
+        f"started {report.started_at:%Y-%m-%d %H:%M} UTC · cases: {status_counts(report.cases)}"
+        + (f" · {len(report.missing)} missing" if report.missing else "")
+    )
+    return page(f"memeval run {report.label}", subtitle, run_data(report, ci))
+
+
+def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
+    def interval(name: str) -> dict[str, Any]:
+        return ci.intervals.get(name, Interval(value=None)).model_dump()
+
+    headline = [
+        {"name": name, "title": title, **interval(name)}
+        | {"spread": spread.model_dump() if (spread := ci.trials.get(name)) else None}
+        for name, title in ((COMPOSITE, "composite"), (PACK_HIT, "pack hit"))
+        if interval(name)["value"] is not None
+    ]
+    dimensions = [
+        {"name": name, "weight": weight, **interval(name)}
+        for name, weight in [*((d.value, WEIGHTS[d]) for d in Dimension), (COMPOSITE, 1.0)]
+    ]
+    accuracy = accuracy_rows(report.cases)
+    return {
+        "kind": "run",
+        "resamples": ci.resamples,
+        "headline": headline,
+        "dimensions": dimensions if any(c.kind == "fixture" for c in report.cases) else [],
+        "heat": _heat(accuracy),
+        "latency": [r.model_dump() for r in latency_rows(report.cases)],
+        "cost": [r.model_dump() for r in cost_rows(report.cases)],
+        "accuracy": [r.model_dump() for r in accuracy],
+        "kpis": [
+            k.model_dump() | {"low": interval(k.name)["low"], "high": interval(k.name)["high"]}
+            for k in report.kpis
+        ],
+        "items": [item for case in report.cases for item in items(case)],
+    }
+
+
+def _heat(rows: list[AccuracyRow]) -> dict[str, Any]:
+    cols = [p.value for p in Phase]
+    names = list(dict.fromkeys(r.name for r in rows))
+    cell = {(r.name, r.phase): {"value": r.pack_hit, "n": r.probes} for r in rows}
+    return {
+        "cols": cols,
+        "rows": [
+            {"name": n, "cells": [cell.get((n, c), {"value": None, "n": 0}) for c in cols]}
+            for n in names
+        ],
+    }
+
+
+def _facts(pairs: dict[str, str]) -> list[list[str]]:
+    return [[k, v] for k, v in pairs.items() if v]
+
+
+def _flag(value: bool | None) -> str:
+    return "" if value is None else str(value).lower()
+
+
+def items(case: CaseResult) -> list[dict[str, Any]]:
+    """The searchable table's rows: every probe and check, with everything needed to judge it."""
+    base = {"case": scenario_name(case.case_id), "trial": case.trial}
+    out: list[dict[str, Any]] = []
+    if case.status is not CaseStatus.done:
+        out.append(
+            base
+            | {"type": "case", "item": case.kind, "phase": "", "status": case.status.value}
+            | {"ok": False, "text": case.error or "", "facts": [], "pack": ""}
+        )
+    for p in case.probes:
+        facts = {
+            "expected": ", ".join(p.expect),
+            "stale": ", ".join(p.stale),
+            "forbidden": ", ".join(p.forbidden),
+            "leaked": ", ".join(p.leaked),
+            "via · style": f"{p.via} · {p.style}" + ("" if p.scored else " · not scored"),
+            "rank": "" if p.rank is None else str(p.rank),
+            "fresh first": _flag(p.fresh_first),
+            "extractive answer": p.extractive,
+            "model answer": p.model_answer or "",
+            "model right": _flag(p.model_ok),
+            "captured": _flag(p.captured),
+            "pack tokens": str(p.pack_tokens),
+            "error": p.error or "",
+        }
+        out.append(
+            base
+            | {"type": "probe", "item": p.probe, "phase": p.phase.value, "status": p.status.value}
+            | {"ok": (p.hit or not p.scored) and not p.leaked, "text": p.question}
+            | {"facts": _facts(facts), "pack": p.pack}
+        )
+    queries = {q.query: q for q in case.queries}
+    for ch in case.checks:
+        asked = queries.get(ch.query) or QueryLog(query=ch.query, text="")
+        facts = {
+            "check": f"{ch.kind}: {ch.value}",
+            "detail": ch.detail,
+            "as of": "" if asked.as_of is None else asked.as_of.isoformat(),
+            "answer": asked.answer or "",
+            "abstained": "true" if asked.abstained else "",
+            "conflicts reported": str(asked.conflicts) if asked.text else "",
+            "model answer": asked.model_answer or "",
+            "model right": _flag(asked.model_ok),
+        }
+        out.append(
+            base
+            | {
+                "type": "check",
+                "item": f"query {ch.query} · {ch.kind}",
+                "phase": case.dimension or "",
+            }
+            | {"status": ch.status.value, "ok": ch.ok, "text": asked.text}
+            | {"facts": _facts(facts), "pack": "\n".join(f"- {h}" for h in asked.hits)}
+        )
+    return out
+
+
+# ---- a comparison -----------------------------------------------------------------------------
+
+
+def render_compare_html(report: CompareReport) -> str:
+    subtitle = (
+        f"grouped by {report.by.value} · baseline {report.baseline} · "
+        f"{len(report.common)} cases in common · {report.resamples} resamples"
+    )
+    data = report.model_dump(mode="json", exclude={"table"})
+    for dumped, comparison in zip(data["comparisons"], report.comparisons, strict=True):
+        dumped["verdict"] = comparison.verdict
+        dumped["headline"] = comparison.headline
+    rule = f"{RULE} {report.resamples} resamples."
+    return page("memeval compare", subtitle, {"kind": "compare", "rule": rule, **data})
