@@ -7,8 +7,12 @@ import sys
 import typer
 from rich.console import Console
 
+from memeval.cli import estimate as estimate_cmd
+from memeval.cli import farm as farm_cmd
+from memeval.cli import report as report_cmd
 from memeval.cli import run as run_cmd
 from memeval.cli import suites as suites_cmd
+from memeval.cli import sweep as sweep_cmd
 from memeval.errors import MemevalError
 
 app = typer.Typer(
@@ -20,6 +24,15 @@ app = typer.Typer(
 )
 app.add_typer(suites_cmd.app, name="suites")
 app.command("run")(run_cmd.run)
+app.command("report")(report_cmd.report)
+app.command("compare")(report_cmd.compare_runs)
+app.command("sweep")(sweep_cmd.sweep_command)
+app.command("estimate")(estimate_cmd.estimate_command)
+_PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
+app.command("worker", context_settings=_PASSTHROUGH)(farm_cmd.worker)
+app.command("flower", context_settings=_PASSTHROUGH)(farm_cmd.flower)
+app.command("status")(farm_cmd.status)
+app.command("runs")(farm_cmd.runs)
 
 err = Console(stderr=True)
 

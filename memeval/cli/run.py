@@ -1,32 +1,54 @@
-"""`memeval run`: plan the cases, execute them, fold the results, write the reports."""
+"""`memeval run`: plan the cases, run them on the farm, fold the results, write the reports.
+
+Without `MEMEVAL_BROKER_URL` the farm is embedded: a private Redis and a local worker node live
+for this command only. With it, this command only dispatches and waits (or, with `--detach`,
+prints the run id and leaves the work to `memeval worker` processes anywhere). Either way each
+case is a task on its own tenant, and the store, not the broker, holds the results.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+import os
+import signal
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from memeval.cli.summary import print_summary
-from memeval.errors import UsageError
+from memeval.engines.base import EngineUnavailable
+from memeval.errors import MemevalError, UsageError
 from memeval.plan import CaseRef, RunPlan, new_run_id, select
 from memeval.report.markdown import render
-from memeval.results import CaseResult
+from memeval.results import CaseResult, CaseStatus, RunReport
 from memeval.runner import RunOptions
-from memeval.suites.catalog import resolve
-from memeval.summary import build_report
+from memeval.store import RunStatus, Store, open_store
+from memeval.suites.catalog import BUILTIN, resolve
+from memeval.suites.fixture import Fixture
+from memeval.suites.scenario import Scenario
+from workers.aggregate import finalize, require_run
+from workers.dispatch import dispatch
+from workers.embedded import Pool
+from workers.farm import connect, run_on_farm
+from workers.job import CaseJob, planned
+from workers.settings import load_settings
 
 out = Console()
+INTERRUPTED = 130
 
 
 def run(
     engine: Annotated[
-        str, typer.Option(help="Engine to evaluate: reference, naive, ...")
-    ] = "reference",
-    suite: Annotated[str, typer.Option(help="lifecycle, dimensions, all, or a path.")] = "all",
+        str | None,
+        typer.Option(help="Engine to evaluate: reference, naive, ... [default: reference]"),
+    ] = None,
+    suite: Annotated[
+        str | None,
+        typer.Option(help="lifecycle, dimensions, all, or a path. [default: all]"),
+    ] = None,
     label: Annotated[str | None, typer.Option(help="Name for this run in reports.")] = None,
     only: Annotated[
         list[str] | None, typer.Option(help="Run only this case id (repeatable).")
@@ -34,61 +56,241 @@ def run(
     dimension: Annotated[
         list[str] | None, typer.Option(help="Run only fixtures of this dimension (repeatable).")
     ] = None,
-    trials: Annotated[int, typer.Option(min=1, help="Run every case this many times.")] = 1,
+    trials: Annotated[int | None, typer.Option(help="Run every case this many times.")] = None,
     keep: Annotated[
         bool, typer.Option(help="Skip the forget step, to inspect the engine.")
     ] = False,
     verbose: Annotated[bool, typer.Option(help="Print each case as it lands.")] = False,
-    concurrency: Annotated[int, typer.Option(min=1, help="Cases run at once.")] = 8,
+    workers: Annotated[
+        int | None, typer.Option(help="Local worker processes (or threads). [default: CPUs]")
+    ] = None,
+    pool: Annotated[Pool, typer.Option(help="Local worker pool.")] = "prefork",
+    detach: Annotated[
+        bool, typer.Option(help="Dispatch, print the run id and return (needs a broker).")
+    ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option(help="Send a run's missing, lost and errored cases again.", metavar="RUN_ID"),
+    ] = None,
+    in_process: Annotated[
+        bool, typer.Option("--in-process", help="Debug: run in this process, no farm.")
+    ] = False,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="Report folder. [default: ./memeval-runs/<label>/]"),
+    ] = None,
     json_path: Annotated[
-        Path | None, typer.Option("--json", help="Write the JSON report here.")
+        Path | None, typer.Option("--json", help="Also write the JSON report here.")
     ] = None,
     md_path: Annotated[
-        Path | None, typer.Option("--md", help="Write the markdown report here.")
+        Path | None, typer.Option("--md", help="Also write the markdown report here.")
     ] = None,
 ) -> None:
     """Run the suites against an engine and print a summary."""
+    signal.signal(signal.SIGTERM, _interrupt)  # `docker stop` gets a partial report too
+    settings = load_settings()
+    concurrency = _workers(workers)
+    if detach and (settings.embedded or in_process):
+        raise UsageError(
+            "--detach needs a broker that outlives this command",
+            fix="set MEMEVAL_BROKER_URL and start `memeval worker` processes",
+        )
+    for path in (json_path, md_path, out_dir and out_dir / "report.json"):
+        if path is not None and path.is_dir():
+            raise UsageError(f"{path} is a folder", fix="give a file path for the report")
+    shared = None if in_process else connect(settings)
+    store = open_store()
+    if resume is not None:
+        if any(v is not None for v in (engine, suite, label, only, dimension, trials)) or keep:
+            raise UsageError(
+                "--resume runs the cases of the run it names, with that run's options",
+                fix="drop --engine/--suite/--label/--only/--dimension/--trials/--keep",
+            )
+        jobs, run_label = _resume(store, resume)
+        run_id = resume
+    else:
+        engine = engine or "reference"
+        _check_engine(engine)
+        run_id = new_run_id()
+        run_label = label or f"{engine}-{run_id}"
+        jobs = _plan(
+            store, run_id, run_label, engine, suite or "all", only, dimension, trials, keep
+        )
+
+    if detach and shared is not None:
+        if jobs:
+            dispatch(shared, run_id, jobs)
+        out.print(run_id)
+        return
+    try:
+        if in_process:
+            _run_in_process(store, run_id, jobs, concurrency, verbose)
+        else:
+            run_on_farm(
+                settings,
+                shared,
+                store,
+                run_id,
+                jobs,
+                workers=concurrency,
+                pool=pool,
+                console=out,
+                verbose=verbose,
+            )
+    except KeyboardInterrupt:
+        report = finalize(store, run_id, RunStatus.interrupted)
+        _write(report, out_dir, run_label, json_path, md_path)
+        print_summary(report, out)
+        out.print(f"[yellow]interrupted[/]: resume with `memeval run --resume {run_id}`")
+        raise typer.Exit(INTERRUPTED) from None
+    except EngineUnavailable as exc:
+        _write(
+            finalize(store, run_id, RunStatus.interrupted), out_dir, run_label, json_path, md_path
+        )
+        raise MemevalError(
+            f"the engine is unavailable: {exc}", fix=f"then `memeval run --resume {run_id}`"
+        ) from exc
+    report = finalize(store, run_id)
+    _write(report, out_dir, run_label, json_path, md_path)
+    print_summary(report, out)
+    unfinished = sum(c.status is not CaseStatus.done for c in report.cases) + len(report.missing)
+    if unfinished:
+        out.print(
+            f"[yellow]{unfinished} cases did not finish[/]: "
+            f"resume with `memeval run --resume {run_id}`"
+        )
+        raise typer.Exit(1)
+
+
+def _interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _workers(workers: int | None) -> int:
+    if workers is None:
+        return os.cpu_count() or 1
+    if workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {workers}")
+    return workers
+
+
+def _check_engine(name: str) -> None:
+    """Fail fast on an unknown engine, before the run exists."""
     from memeval.engines.registry import create
+
+    asyncio.run(create(name).close())
+
+
+def _suite_name(spec: str) -> str:
+    """A path is stored absolute, so `--resume` finds it from any folder."""
+    return spec if spec in (*BUILTIN, "all") else str(Path(spec).resolve())
+
+
+def _plan(
+    store: Store,
+    run_id: str,
+    label: str,
+    engine: str,
+    spec: str,
+    only: list[str] | None,
+    dimension: list[str] | None,
+    trials: int | None,
+    keep: bool,
+) -> list[CaseJob]:
+    if trials is not None and trials < 1:
+        raise UsageError(f"--trials must be at least 1, not {trials}")
+    loaded = resolve(spec)
+    chosen = select(loaded, only or [], dimension or [])
+    options = RunOptions(keep=keep)
+    jobs = [
+        CaseJob(run_id=run_id, engine=engine, case=case, trial=trial, options=options)
+        for trial in range(trials or 1)
+        for case in chosen
+    ]
+    store.create_run(
+        run_id=run_id,
+        label=label,
+        engine=engine,
+        suite=_suite_name(spec),
+        planned=[planned(job.case, job.trial) for job in jobs],
+        options=options.model_dump(mode="json"),
+    )
+    return jobs
+
+
+def _resume(store: Store, run_id: str) -> tuple[list[CaseJob], str]:
+    """The run's cases without a done result, rebuilt from its suite; reopens the run."""
+    record = require_run(store, run_id)
+    missing = store.missing_cases(run_id)
+    cases: dict[str, Scenario | Fixture] = {}
+    if missing:
+        cases = {located.case.id: located.case for located in resolve(record.suite).cases}
+    gone = sorted({p.case_id for p in missing} - cases.keys())
+    if gone:
+        raise UsageError(
+            f"run `{run_id}` needs cases its suite `{record.suite}` no longer holds: "
+            + ", ".join(gone),
+            fix="restore those case files, or start a new run",
+        )
+    options = RunOptions.model_validate(record.options)
+    store.reopen_run(run_id)
+    jobs = [
+        CaseJob(
+            run_id=run_id,
+            engine=record.engine,
+            case=cases[p.case_id],
+            trial=p.trial,
+            options=options,
+        )
+        for p in missing
+    ]
+    out.print(f"resuming {run_id}: {len(jobs)} of {record.planned_count} cases to run")
+    return jobs, record.label
+
+
+def _run_in_process(
+    store: Store, run_id: str, jobs: list[CaseJob], concurrency: int, verbose: bool
+) -> None:
+    """The debugging path: the same runner in this process's event loop, same store."""
     from memeval.inprocess import run_plan
 
-    loaded = resolve(suite)
-    chosen = select(loaded, only or [], dimension or [])
-    create(engine)  # fail fast on an unknown engine, before any work starts
-    for path in (json_path, md_path):
-        if path is not None and path.exists() and path.is_dir():
-            raise UsageError(f"{path} is a folder", fix="give a file path for the report")
-    run_id = new_run_id()
+    if not jobs:
+        return
     plan = RunPlan(
         run_id=run_id,
-        label=label or f"{engine}-{run_id}",
-        engine=engine,
-        suite=loaded.name,
-        options=RunOptions(keep=keep),
-        cases=[CaseRef(case_id=c.id, trial=t) for t in range(trials) for c in chosen],
+        label=run_id,
+        engine=jobs[0].engine,
+        suite="",
+        options=jobs[0].options,
+        cases=[CaseRef(case_id=job.case.id, trial=job.trial) for job in jobs],
     )
 
     def landed(result: CaseResult) -> None:
+        store.upsert_case_result(result)
         if verbose:
             score = "–" if result.score is None else f"{result.score:.2f}"
-            out.print(f"{result.status.value:>6} {score:>5}  {result.case_id} #{result.trial}")
+            out.print(f"{result.status.value:>6} {score:>5}  {result.case_id}#{result.trial}")
 
-    results = asyncio.run(
-        run_plan(plan, {c.id: c for c in chosen}, concurrency=concurrency, on_result=landed)
-    )
-    report = build_report(
-        run_id=plan.run_id,
-        label=plan.label,
-        engine=plan.engine,
-        suite=plan.suite,
-        started_at=plan.started_at,
-        finished_at=datetime.now(UTC),
-        cases=results,
-        planned=[ref.key for ref in plan.cases],
-    )
-    if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(report.model_dump_json(indent=2))
-    if md_path is not None:
-        md_path.parent.mkdir(parents=True, exist_ok=True)
-        md_path.write_text(render(report))
-    print_summary(report, out)
+    cases = {job.case.id: job.case for job in jobs}
+    asyncio.run(run_plan(plan, cases, concurrency=concurrency, on_result=landed))
+
+
+def _write(
+    report: RunReport,
+    out_dir: Path | None,
+    label: str,
+    json_path: Path | None,
+    md_path: Path | None,
+) -> None:
+    folder = out_dir or Path("memeval-runs") / label
+    text = report.model_dump_json(indent=2)
+    markdown = render(report)
+    for path, body in (
+        (folder / "report.json", text),
+        (folder / "report.md", markdown),
+        (json_path, text),
+        (md_path, markdown),
+    ):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(body)

@@ -1,0 +1,134 @@
+"""Farm commands: `memeval worker`, `memeval flower`, `memeval status RUN_ID`, `memeval runs`.
+
+`worker` and `flower` are thin wrappers over Celery's own commands for our app, so every
+Celery option still works after `--`; they refuse to start without a broker to share, since an
+embedded broker lives only as long as the `memeval run` that started it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from memeval.cli.summary import print_summary
+from memeval.errors import UsageError
+from memeval.report.markdown import render
+from memeval.results import CaseStatus
+from memeval.store import RunStatus, open_store
+from workers.aggregate import load_report, require_run
+from workers.embedded import Pool
+from workers.settings import FarmSettings, load_settings
+
+out = Console()
+
+
+def _shared_broker() -> FarmSettings:
+    settings = load_settings()
+    if settings.embedded:
+        raise UsageError(
+            "MEMEVAL_BROKER_URL is not set",
+            fix="point it at the Redis `memeval run` dispatches to, e.g. redis://host:6379/0",
+        )
+    return settings
+
+
+def worker(
+    ctx: typer.Context,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Processes (or threads). [default: CPUs]")
+    ] = None,
+    pool: Annotated[Pool, typer.Option(help="Worker pool.")] = "prefork",
+    loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "INFO",
+) -> None:
+    """Run cases from the shared broker (a `celery worker` for memeval); extra args go to Celery."""
+    settings = _shared_broker()
+    if concurrency is not None and concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, not {concurrency}")
+    from workers.app import app
+    from workers.dispatch import check_broker
+
+    check_broker(app)
+    argv = ["worker", "--pool", pool, "--loglevel", loglevel, "--queues", settings.queue]
+    if concurrency is not None:
+        argv += ["--concurrency", str(concurrency)]
+    app.worker_main([*argv, *ctx.args])
+
+
+def flower(
+    ctx: typer.Context,
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 5555,
+    address: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    basic_auth: Annotated[
+        str | None,
+        typer.Option(
+            help="user:password (comma-separated for several) required to see anything; "
+            "set MEMEVAL_FLOWER_BASIC_AUTH instead to keep it out of `ps`.",
+            envvar="MEMEVAL_FLOWER_BASIC_AUTH",
+        ),
+    ] = None,
+) -> None:
+    """Start Flower on the farm; search a run id to find its tasks. Extra args go to Flower."""
+    _shared_broker()
+    if basic_auth is not None and not all(":" in pair for pair in basic_auth.split(",")):
+        raise UsageError("--basic-auth takes user:password", fix="e.g. --basic-auth admin:s3cret")
+    from workers.app import app
+
+    auth = [f"--basic-auth={basic_auth}"] if basic_auth is not None else []
+    app.start(["flower", f"--port={port}", f"--address={address}", *auth, *ctx.args])
+
+
+def status(
+    run_id: Annotated[str, typer.Argument(help="A run id from `memeval runs`.")],
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the JSON report here.")
+    ] = None,
+    md_path: Annotated[
+        Path | None, typer.Option("--md", help="Write the markdown report here.")
+    ] = None,
+) -> None:
+    """Show a run's progress and scores so far, from the results store."""
+    store = open_store()
+    record = require_run(store, run_id)
+    report = load_report(store, run_id)
+    counts = ", ".join(f"{n} {s.value}" for s, n in sorted(record.counts.items())) or "none"
+    out.print(
+        f"[bold]{record.id}[/] {record.status.value}: {record.planned_count} planned, "
+        f"{counts}, {len(report.missing)} missing"
+    )
+    if json_path is not None:
+        json_path.write_text(report.model_dump_json(indent=2))
+    if md_path is not None:
+        md_path.write_text(render(report))
+    if report.cases:
+        print_summary(report, out)
+    unfinished = report.missing or any(s is not CaseStatus.done for s in record.counts)
+    if record.status is not RunStatus.running and unfinished:
+        out.print(f"resume with `memeval run --resume {run_id}`")
+
+
+def runs(
+    limit: Annotated[int, typer.Option(help="How many runs to list, newest first.")] = 20,
+) -> None:
+    """List the runs in the results store, newest first."""
+    if limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {limit}")
+    table = Table()
+    for column in ("run", "label", "engine", "suite", "status", "started", "done", "planned"):
+        table.add_column(column, justify="right" if column in ("done", "planned") else "left")
+    for record in open_store().list_runs(limit):
+        done = record.counts.get(CaseStatus.done, 0)
+        table.add_row(
+            record.id,
+            record.label,
+            record.engine,
+            record.suite,
+            record.status.value,
+            f"{record.created_at:%Y-%m-%d %H:%M}",
+            str(done),
+            str(record.planned_count),
+        )
+    out.print(table)

@@ -1,0 +1,65 @@
+"""Folds a run from the store into its report and closes it: the chord callback's whole job.
+
+The store is the source of truth, never the chord's arguments: a redelivered task may count
+twice in Celery's chord state, a lost one never, and a resumed run spans several chords. So
+the fold reads every case result back, and closing is idempotent: it may run twice (callback
+and dispatcher, or a redelivered callback) and give the same answer.
+"""
+
+from __future__ import annotations
+
+from memeval.results import RunReport
+from memeval.store import RunRecord, RunStatus, Store, UnknownRun
+from memeval.summary import build_report
+from workers.job import ref_key
+
+
+def load_report(store: Store, run_id: str) -> RunReport:
+    record = require_run(store, run_id)
+    return _fold(store, record)
+
+
+def finalize(store: Store, run_id: str, status: RunStatus = RunStatus.finished) -> RunReport:
+    """Close a running run: `finished` once every planned case has a result, or `interrupted`
+    whatever it holds. A run that is not running, or still misses cases, is left as it is."""
+    record = require_run(store, run_id)
+    report = _fold(store, record)
+    complete = not report.missing
+    if record.status is RunStatus.running and (complete or status is RunStatus.interrupted):
+        record = store.finish_run(run_id, status)
+        report.finished_at = record.finished_at
+    return report
+
+
+def require_run(store: Store, run_id: str) -> RunRecord:
+    record = store.get_run(run_id)
+    if record is None:
+        raise UnknownRun(run_id)
+    return record
+
+
+def _fold(store: Store, record: RunRecord) -> RunReport:
+    return build_report(
+        run_id=record.id,
+        label=record.label,
+        engine=record.engine,
+        suite=record.suite,
+        started_at=record.created_at,
+        finished_at=record.finished_at,
+        cases=store.case_results(record.id),
+        planned=[ref_key(p.key) for p in record.planned],
+    )
+
+
+def summary(report: RunReport) -> dict[str, object]:
+    """The chord's return value: small, and derived from the store alone."""
+    counts: dict[str, int] = {}
+    for case in report.cases:
+        counts[case.status.value] = counts.get(case.status.value, 0) + 1
+    return {
+        "run_id": report.run_id,
+        "composite": report.composite,
+        "dimensions": report.dimensions,
+        "counts": counts,
+        "missing": len(report.missing),
+    }

@@ -1,0 +1,182 @@
+"""Spending caps in integer micro-USD, held in Redis and shared by every worker.
+
+A paid call first holds its worst-case cost, then settles its true cost (or releases the hold
+when it fails). The checks and updates run inside Lua scripts, so two workers can never both
+take the last dollar. Holds carry a lease: a worker that dies mid-call does not pin the money
+forever, and its hold is then counted as spent because the call may have been billed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from enum import IntEnum
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from memeval.errors import UsageError
+
+LUA = Path(__file__).resolve().parent / "lua"
+KEY_TTL_S = 30 * 24 * 3600
+"""Budget keys outlive any run that resumes, then clean themselves up."""
+LEASE_S = 900.0
+"""Longer than any call with its retries, so only a vanished worker's hold ever lapses."""
+MAX_POLL_S = 0.2
+STALE_US = 5_000_000
+"""A waiter that has not polled for this long (25 polls) is gone, and leaves the queue."""
+
+
+def usd_to_micros(usd: float) -> int:
+    return round(usd * 1_000_000)
+
+
+async def connect_redis(url: str) -> Redis:
+    """A checked connection: budgets fail closed, so an unreachable Redis must stop the run
+    at start-up with a clear message, not half-way through with a traceback."""
+    redis = Redis.from_url(url)
+    try:
+        await redis.ping()
+    except (RedisError, OSError) as exc:
+        await redis.aclose()
+        parts = urlsplit(url)
+        where = f"{parts.scheme}://{parts.hostname or ''}:{parts.port or 6379}{parts.path}"
+        raise UsageError(
+            f"cannot reach Redis at {where} ({type(exc).__name__})",
+            fix="start Redis, or point MEMEVAL_REDIS_URL at one; budgets and rates live there",
+        ) from None
+    return redis
+
+
+class Verdict(IntEnum):
+    held = 1
+    wait = 0  # in-flight holds fill the room; settling them may free it
+    refused = -1  # the scope is closed: no paid call may start
+
+
+class BudgetState(BaseModel):
+    scope: str
+    cap_micros: int
+    spent_micros: int = 0
+    reserved_micros: int = 0
+    calls: int = 0
+    closed: str | None = None
+
+    @property
+    def spent_usd(self) -> float:
+        return self.spent_micros / 1e6
+
+    @property
+    def cap_usd(self) -> float:
+        return self.cap_micros / 1e6
+
+
+class Hold(BaseModel):
+    id: str
+    amount_micros: int
+
+
+class Budget:
+    """One or more scopes (a run, a sweep) charged together: a hold fits all of them or none."""
+
+    def __init__(self, redis: Redis, scopes: list[str], *, prefix: str = "memeval:") -> None:
+        if not scopes:
+            raise ValueError("a budget needs at least one scope")
+        self.redis = redis
+        self.scopes = scopes
+        self.prefix = prefix
+        self._reserve = redis.register_script((LUA / "budget_reserve.lua").read_text())
+        self._settle = redis.register_script((LUA / "budget_settle.lua").read_text())
+
+    def __repr__(self) -> str:
+        return f"Budget(scopes={self.scopes!r})"
+
+    def _state_key(self, scope: str) -> str:
+        return f"{self.prefix}budget:{scope}"
+
+    def _keys(self, *, queue: bool = False) -> list[str]:
+        keys: list[str] = []
+        for scope in self.scopes:
+            base = self._state_key(scope)
+            keys += [base, f"{base}:holds", f"{base}:leases", f"{base}:lapsed"]
+            if queue:
+                keys += [f"{base}:queue", f"{base}:seen"]
+        return keys
+
+    async def open(self, scope: str, cap_micros: int) -> BudgetState:
+        """Create `scope` with its cap; reopening (a resumed run) keeps the spend so far."""
+        if cap_micros <= 0:
+            raise ValueError("a budget cap must be positive")
+        key = self._state_key(scope)
+        await self.redis.hsetnx(key, "cap", cap_micros)
+        await self.redis.expire(key, KEY_TTL_S)
+        return await self.state(scope)
+
+    async def state(self, scope: str) -> BudgetState:
+        raw = await self.redis.hgetall(self._state_key(scope))
+        if not raw:
+            raise LookupError(f"budget `{scope}` was never opened")
+        fields = {_text(k): _text(v) for k, v in raw.items()}
+        return BudgetState(
+            scope=scope,
+            cap_micros=int(fields["cap"]),
+            spent_micros=int(fields.get("spent", 0)),
+            reserved_micros=int(fields.get("reserved", 0)),
+            calls=int(fields.get("calls", 0)),
+            closed=fields.get("closed"),
+        )
+
+    async def try_reserve(
+        self, amount_micros: int, *, hold_id: str | None = None, lease_s: float = LEASE_S
+    ) -> tuple[Verdict, Hold | None]:
+        """One attempt. A caller that polls must keep its `hold_id`: that is its place in the
+        queue, which keeps later, smaller calls from overtaking it."""
+        hold = Hold(id=hold_id or secrets.token_hex(8), amount_micros=max(0, amount_micros))
+        verdict, _ = await self._reserve(
+            keys=self._keys(queue=True),
+            args=[hold.id, hold.amount_micros, int(lease_s * 1e6), KEY_TTL_S, STALE_US],
+        )
+        result = Verdict(int(verdict))
+        return result, hold if result is Verdict.held else None
+
+    async def reserve(
+        self, amount_micros: int, *, max_wait_s: float = LEASE_S, lease_s: float = LEASE_S
+    ) -> Hold | None:
+        """A hold, or None when the budget is spent. Waits while in-flight calls may settle for
+        less than they hold, so that the cap is used up rather than refused early."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max_wait_s
+        hold_id = secrets.token_hex(8)
+        pause = 0.01
+        while True:
+            verdict, hold = await self.try_reserve(amount_micros, hold_id=hold_id, lease_s=lease_s)
+            if verdict is Verdict.held:
+                return hold
+            if verdict is Verdict.refused or loop.time() >= deadline:
+                return None
+            await asyncio.sleep(pause)
+            pause = min(pause * 1.5, MAX_POLL_S)
+
+    async def settle(self, hold: Hold, actual_micros: int) -> None:
+        await self._settle(keys=self._keys(), args=[hold.id, max(0, actual_micros), "1"])
+
+    async def release(self, hold: Hold) -> None:
+        await self._settle(keys=self._keys(), args=[hold.id, 0, "0"])
+
+    async def close(self, reason: str) -> None:
+        """Stop every worker's next paid call, e.g. when the service says the key is spent."""
+        for scope in self.scopes:
+            await self.redis.hsetnx(self._state_key(scope), "closed", reason)
+
+    async def closed(self) -> bool:
+        for scope in self.scopes:
+            if await self.redis.hexists(self._state_key(scope), "closed"):
+                return True
+        return False
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

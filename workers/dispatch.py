@@ -1,0 +1,89 @@
+"""Sends a run's cases as one chord, waits for them to land, and revokes what is left on Ctrl-C.
+
+Works the same on the embedded broker and on a fleet: only the app and the watchdog's view of
+the workers differ.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from celery import Celery, chord, uuid
+from kombu.exceptions import OperationalError
+
+from memeval.errors import UsageError
+from memeval.store import CaseKey
+from workers.job import FINISH_RUN, RUN_CASE, CaseJob
+from workers.progress import CaseState, Landings
+from workers.settings import safe_url
+from workers.watchdog import Watchdog
+
+CONNECT_TIMEOUT = 5.0
+
+
+def check_broker(app: Celery) -> None:
+    """Fail before the run exists if the broker or the result backend cannot be reached."""
+    broker = app.conf.broker_url
+    try:
+        with app.connection_for_write(connect_timeout=CONNECT_TIMEOUT) as connection:
+            connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0)
+    except (OperationalError, OSError) as exc:
+        raise UsageError(
+            f"cannot reach the broker at {safe_url(broker)}: {exc}",
+            fix="start it, or correct MEMEVAL_BROKER_URL (unset it to run on this machine)",
+        ) from exc
+    ping = getattr(getattr(app.backend, "client", None), "ping", None)
+    if ping is None:
+        return
+    try:
+        ping()
+    except Exception as exc:
+        raise UsageError(
+            f"cannot reach the result backend at {safe_url(app.conf.result_backend)}: {exc}",
+            fix="start it, or correct MEMEVAL_RESULT_BACKEND",
+        ) from exc
+
+
+def dispatch(app: Celery, run_id: str, jobs: list[CaseJob]) -> dict[str, CaseKey]:
+    """One chord: a `run_case` per job, then `finish_run`; returns the task ids.
+
+    Task ids are fresh on every dispatch, so a case revoked by a Ctrl-C can be sent again by
+    `--resume`. Case results are ignored by Celery (the chord still counts them): progress is
+    read from the store, so this process need not subscribe to one result per case.
+    """
+    ids = {uuid(): job for job in jobs}
+    header = [
+        app.signature(RUN_CASE, task_id=i, ignore_result=True, **job.message())
+        for i, job in ids.items()
+    ]
+    chord(header, app.signature(FINISH_RUN, args=(run_id,))).apply_async()
+    # The group still subscribes this process to each case's result, which never comes:
+    # unsubscribe now, while the broker is surely up, not at exit when it may be gone.
+    for task_id in ids:
+        app.backend.result_consumer.cancel_for(task_id)
+    return {i: job.key for i, job in ids.items()}
+
+
+def wait(
+    landings: Landings,
+    watchdog: Watchdog,
+    poll: float,
+    on_tick: Callable[[list[tuple[CaseKey, CaseState]]], None],
+) -> set[CaseKey]:
+    """Block until every case has landed; return the cases the watchdog declared lost."""
+    while landings.waiting:
+        time.sleep(poll)
+        new = landings.poll()
+        on_tick(new)
+        lost = watchdog.lost(landings.waiting, progressed=bool(new))
+        if lost:
+            return lost
+    return set()
+
+
+def revoke(app: Celery, task_ids: dict[str, CaseKey], pending: set[CaseKey]) -> None:
+    """Tell every worker to drop the cases not yet landed; running ones are left to finish."""
+    ids = [task_id for task_id, key in task_ids.items() if key in pending]
+    if ids:
+        app.control.revoke(ids)

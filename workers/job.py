@@ -1,0 +1,88 @@
+"""What a `run_case` task message holds, and the small reference the task returns.
+
+The case travels whole, as validated JSON, so a worker needs no shared filesystem. The engine
+travels as a name: a worker builds the engine itself, with keys from its own environment, so
+nothing in a message (which Redis and Flower show to anyone who can see them) is a secret.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from memeval.plan import CaseRef
+from memeval.results import CaseResult, CaseStatus
+from memeval.runner.context import RunOptions, tenant_base
+from memeval.store import CaseKey, PlannedCase
+from memeval.suites.fixture import Fixture
+from memeval.suites.loader import Case
+from memeval.suites.scenario import Scenario
+
+RUN_CASE = "memeval.run_case"
+FINISH_RUN = "memeval.finish_run"
+
+
+class CaseJob(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str
+    engine: str
+    case: Case
+    trial: int
+    options: RunOptions
+
+    @property
+    def key(self) -> CaseKey:
+        return CaseKey(self.case.id, self.trial)
+
+    def message(self) -> dict[str, Any]:
+        """Task args and options. The run id leads the args so Flower's search finds a run's
+        tasks, and the bulky case body is left out of the repr that events and logs show."""
+        kwargs = {
+            "engine": self.engine,
+            "case": self.case.model_dump(mode="json"),
+            "options": self.options.model_dump(mode="json"),
+        }
+        args = (self.run_id, self.case.id, self.trial)
+        return {
+            "args": args,
+            "kwargs": kwargs,
+            "argsrepr": repr(args),
+            "kwargsrepr": repr({"engine": self.engine, "options": kwargs["options"]}),
+        }
+
+    def reference(self) -> dict[str, Any]:
+        """What the task returns: the same for every execution, so a redelivery changes nothing."""
+        return {"run_id": self.run_id, "case_id": self.case.id, "trial": self.trial}
+
+    def failed(self, reason: str, started_at: datetime) -> CaseResult:
+        """A result for a case that could not run to the end; resumable, never scored."""
+        return CaseResult(
+            run_id=self.run_id,
+            case_id=self.case.id,
+            trial=self.trial,
+            kind=self.case.kind,
+            dimension=self.case.dimension.value if isinstance(self.case, Fixture) else None,
+            engine=self.engine,
+            tenant=tenant_base(self.run_id, self.case.id, self.trial),
+            status=CaseStatus.error,
+            error=reason,
+            started_at=started_at,
+            finished_at=datetime.now(UTC),
+        )
+
+
+def planned(case: Scenario | Fixture, trial: int) -> PlannedCase:
+    return PlannedCase(
+        case_id=case.id,
+        trial=trial,
+        kind=case.kind,
+        dimension=case.dimension.value if isinstance(case, Fixture) else None,
+    )
+
+
+def ref_key(key: CaseKey) -> str:
+    """The `case#trial` form reports use for a case key."""
+    return CaseRef(case_id=key.case_id, trial=key.trial).key

@@ -1,0 +1,101 @@
+-- Hold ARGV[2] micro-USD against every budget scope at once, or against none.
+-- KEYS     six per scope: state hash, holds hash (id -> amount), leases zset (id -> deadline),
+--          lapsed hash (id -> amount; holds whose worker vanished), queue zset (id -> first
+--          wait), seen hash (id -> last poll)
+-- ARGV[1]  hold id, the same on every poll; ARGV[2] amount (integer micro-USD);
+--          ARGV[3] lease (us); ARGV[4] key TTL (s); ARGV[5] a waiter silent this long (us) left
+-- Returns {1, 0} held; {0, i} wait: scope i's in-flight holds fill the room (settling them may
+-- free it), or an older caller is waiting first; {-1, i} refused: scope i is closed, or its
+-- settled spend leaves no room, which closes it so that no later, smaller call sneaks in.
+redis.replicate_commands()
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local id, amount, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[4]
+local stale = now - tonumber(ARGV[5])
+local scopes = #KEYS / 6
+local function key(i, k) return KEYS[6*i+k] end
+
+local function leave_queues()
+  for i = 0, scopes - 1 do
+    redis.call('ZREM', key(i, 5), id)
+    redis.call('HDEL', key(i, 6), id)
+  end
+end
+
+-- A hold whose lease ran out is counted as spent in full: its call may have been billed.
+for i = 0, scopes - 1 do
+  local state, holds, leases, lapsed = key(i, 1), key(i, 2), key(i, 3), key(i, 4)
+  for _, hid in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now)) do
+    local held = tonumber(redis.call('HGET', holds, hid))
+    if held then
+      redis.call('HINCRBY', state, 'reserved', -held)
+      redis.call('HINCRBY', state, 'spent', held)
+      redis.call('HSET', lapsed, hid, held)
+      redis.call('HDEL', holds, hid)
+    end
+    redis.call('ZREM', leases, hid)
+  end
+end
+
+local wait = -1
+for i = 0, scopes - 1 do
+  local state = key(i, 1)
+  local v = redis.call('HMGET', state, 'cap', 'spent', 'reserved', 'closed')
+  if not v[1] then
+    return redis.error_reply('budget ' .. state .. ' was never opened')
+  end
+  local cap, spent, reserved = tonumber(v[1]), tonumber(v[2] or 0), tonumber(v[3] or 0)
+  if v[4] then
+    leave_queues()
+    return {-1, i}
+  end
+  if spent + amount > cap then
+    redis.call('HSET', state, 'closed', 'exhausted', 'closed_at', t[1])
+    leave_queues()
+    return {-1, i}
+  end
+  if wait < 0 and spent + reserved + amount > cap then
+    wait = i
+  end
+end
+
+-- First come, first served: while an older caller waits for room, newcomers queue behind it,
+-- so a large call is not starved by smaller ones from later cases.
+for i = 0, scopes - 1 do
+  local queue, seen = key(i, 5), key(i, 6)
+  while true do
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head or head == id then
+      break
+    end
+    if (tonumber(redis.call('HGET', seen, head)) or 0) >= stale then
+      if wait < 0 then
+        wait = i
+      end
+      break
+    end
+    redis.call('ZREM', queue, head)
+    redis.call('HDEL', seen, head)
+  end
+end
+
+if wait >= 0 then
+  for i = 0, scopes - 1 do
+    redis.call('ZADD', key(i, 5), 'NX', now, id)
+    redis.call('HSET', key(i, 6), id, now)
+    redis.call('EXPIRE', key(i, 5), ttl)
+    redis.call('EXPIRE', key(i, 6), ttl)
+  end
+  return {0, wait}
+end
+
+leave_queues()
+for i = 0, scopes - 1 do
+  redis.call('HINCRBY', key(i, 1), 'reserved', amount)
+  redis.call('HSET', key(i, 2), id, amount)
+  redis.call('ZADD', key(i, 3), now + tonumber(ARGV[3]), id)
+  for k = 1, 4 do
+    redis.call('EXPIRE', key(i, k), ttl)
+  end
+end
+return {1, 0}

@@ -1,0 +1,114 @@
+"""What a waiting `memeval run` sees: cases landing in the store, and cases running now.
+
+Landing is read from the store, the source of truth: a case has landed once its row differs
+from the one it had when the run was dispatched, which also covers `--resume`, where the cases
+sent again already hold an error or lost row. Running is read from Celery's task events, which
+are display only: a missed event can skew the count, never the result.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from celery import Celery
+from sqlmodel import Session, select
+
+from memeval.results import CaseStatus
+from memeval.store import CaseKey, Store
+from memeval.store.tables import CaseRow
+
+_ENDED = ("task-succeeded", "task-failed", "task-retried", "task-revoked", "task-rejected")
+
+
+class CaseState(NamedTuple):
+    status: CaseStatus
+    score: float | None
+    updated_at: datetime
+
+
+def case_states(store: Store, run_id: str) -> dict[CaseKey, CaseState]:
+    """Each case row's status and version, without loading the result payloads."""
+    with Session(store.engine) as session:
+        rows = session.exec(
+            select(
+                CaseRow.case_id, CaseRow.trial, CaseRow.status, CaseRow.score, CaseRow.updated_at
+            ).where(CaseRow.run_id == run_id)
+        )
+        return {
+            CaseKey(case_id, trial): CaseState(CaseStatus(status), score, updated)
+            for case_id, trial, status, score, updated in rows
+        }
+
+
+class Landings:
+    """Tracks the dispatched cases of one run until each has a new row in the store."""
+
+    def __init__(self, store: Store, run_id: str, keys: list[CaseKey]) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.waiting = set(keys)
+        self.total = len(keys)
+        before = case_states(store, run_id)
+        self._before = {key: before.get(key) for key in keys}
+        self.landed: dict[CaseKey, CaseState] = {}
+
+    def poll(self) -> list[tuple[CaseKey, CaseState]]:
+        """The cases that landed since the last poll."""
+        now = case_states(self.store, self.run_id)
+        new = [
+            (key, now[key])
+            for key in sorted(self.waiting)
+            if key in now and now[key] != self._before[key]
+        ]
+        for key, state in new:
+            self.waiting.discard(key)
+            self.landed[key] = state
+        return new
+
+    @property
+    def failed(self) -> int:
+        return sum(state.status is not CaseStatus.done for state in self.landed.values())
+
+
+class Activity(threading.Thread):
+    """Counts the run's tasks a worker has started and not ended, from task events."""
+
+    def __init__(self, app: Celery, task_ids: set[str]) -> None:
+        super().__init__(name="memeval-events", daemon=True)
+        self.app = app
+        self.task_ids = task_ids
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+        self._receiver: Any = None
+
+    @property
+    def running(self) -> int:
+        with self._lock:
+            return len(self._running)
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        uuid = event.get("uuid")
+        if uuid not in self.task_ids:
+            return
+        with self._lock:
+            if event["type"] == "task-started":
+                self._running.add(uuid)
+            elif event["type"] in _ENDED:
+                self._running.discard(uuid)
+
+    def run(self) -> None:
+        try:
+            with self.app.connection_for_read() as connection:
+                self._receiver = self.app.events.Receiver(
+                    connection, handlers={"*": self._on_event}
+                )
+                for _ in self._receiver.consume(limit=None, timeout=None, wakeup=False):
+                    pass
+        except Exception:  # display only: losing the event stream must not stop the run
+            return
+
+    def stop(self) -> None:
+        if self._receiver is not None:
+            self._receiver.should_stop = True

@@ -1,0 +1,101 @@
+"""Per-process worker state: one event loop, the engines and the results store.
+
+Everything here is built after the worker process forks and is keyed by process id, because an
+engine's sockets or a database handle inherited across a fork would be shared by two
+processes. Engines are async and may be shared by concurrent cases (the threads pool), so each
+process runs a single event loop in a background thread and every task submits its case to it.
+The engine code itself is imported up front, so prefork children inherit it ready to use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from celery.signals import worker_process_init, worker_process_shutdown, worker_shutdown
+
+from memeval.engines import registry
+from memeval.engines.base import Engine
+from memeval.store import Store, open_store
+
+T = TypeVar("T")
+
+
+class WorkerRuntime:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._engines: dict[str, Engine] = {}
+        self._store: Store | None = None
+
+    def _ensure(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._pid != os.getpid() or self._loop is None:
+                # Whatever a parent left behind belongs to the parent: forget it, never close it.
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(
+                    target=self._loop.run_forever, name="memeval-engines", daemon=True
+                ).start()
+                self._engines = {}
+                self._store = None
+                self._pid = os.getpid()
+            return self._loop
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        """Run `coro` on this process's loop; on timeout it is cancelled and TimeoutError raised."""
+        loop = self._ensure()
+        future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(coro, timeout), loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            raise
+
+    def engine(self, name: str) -> Engine:
+        self._ensure()
+        with self._lock:
+            if name not in self._engines:
+                self._engines[name] = registry.create(name)
+            return self._engines[name]
+
+    @property
+    def store(self) -> Store:
+        self._ensure()
+        with self._lock:
+            if self._store is None:
+                self._store = open_store()
+            return self._store
+
+    def close(self) -> None:
+        """Close this process's engines and connections; the next use starts afresh."""
+        with self._lock:
+            loop, engines, store = self._loop, list(self._engines.values()), self._store
+            mine = self._pid == os.getpid()
+            self._pid, self._loop, self._engines, self._store = None, None, {}, None
+        if not mine or loop is None:
+            return
+        for engine in engines:
+            with contextlib.suppress(Exception):  # best effort: the process is going away
+                asyncio.run_coroutine_threadsafe(engine.close(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        if store is not None:
+            store.dispose()
+
+
+RUNTIME = WorkerRuntime()
+
+
+@worker_process_init.connect(weak=False)
+def _after_fork(**_: Any) -> None:
+    RUNTIME._ensure()
+
+
+@worker_process_shutdown.connect(weak=False)
+@worker_shutdown.connect(weak=False)
+def _on_shutdown(**_: Any) -> None:
+    RUNTIME.close()

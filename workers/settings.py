@@ -1,0 +1,126 @@
+"""How the farm reaches its broker and how long a case may take, from `MEMEVAL_*` variables.
+
+Every process reads its own environment: a worker on another machine is configured by that
+machine, never by a task message, which is why nothing here travels with a task.
+"""
+
+from __future__ import annotations
+
+from typing import Self
+from urllib.parse import urlsplit
+
+from kombu.utils.url import maybe_sanitize_url
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from memeval.errors import UsageError
+
+REDIS_SCHEMES = ("redis", "rediss", "redis+socket", "sentinel")
+BROKER_SCHEMES = (*REDIS_SCHEMES, "amqp", "amqps", "pyamqp")
+
+
+class FarmSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MEMEVAL_", extra="ignore")
+
+    broker_url: str | None = Field(
+        default=None, description="Unset: `memeval run` starts a private Redis and local workers."
+    )
+    result_backend: str | None = Field(
+        default=None, description="Where chord state lives; defaults to the broker URL."
+    )
+    queue: str = Field(default="memeval", min_length=1)
+    namespace: str = Field(
+        default="",
+        pattern=r"^[A-Za-z0-9_.-]*$",
+        description="Prefix of every Redis key and channel, so farms can share one Redis.",
+    )
+    case_timeout: float = Field(
+        default=600.0, gt=0, description="Seconds a case may run before it is recorded as error."
+    )
+    visibility_timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds before Redis hands an unacknowledged case to another worker; "
+        "must exceed the hard time limit, or a slow case would run twice at once.",
+    )
+    retries: int = Field(default=3, ge=0, description="Retries of an unreachable engine.")
+    retry_backoff: float = Field(default=2.0, ge=0, description="First retry delay, doubling.")
+    retry_backoff_max: float = Field(default=60.0, ge=0)
+    quiet_after: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds without a new result before the watchdog looks for lost cases.",
+    )
+    poll_interval: float = Field(default=0.5, gt=0)
+
+    @property
+    def soft_time_limit(self) -> float:
+        """Celery's soft limit backs up the case timeout the worker enforces itself."""
+        return self.case_timeout + 15
+
+    @property
+    def hard_time_limit(self) -> float:
+        return self.case_timeout + 30
+
+    @property
+    def visibility(self) -> float:
+        return self.visibility_timeout or 2 * self.hard_time_limit
+
+    @property
+    def key_prefix(self) -> str:
+        return f"{self.namespace}:" if self.namespace else ""
+
+    @property
+    def embedded(self) -> bool:
+        return self.broker_url is None
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.visibility <= self.hard_time_limit:
+            raise UsageError(
+                f"MEMEVAL_VISIBILITY_TIMEOUT ({self.visibility:g}s) must exceed the hard task "
+                f"time limit ({self.hard_time_limit:g}s)",
+                fix="raise MEMEVAL_VISIBILITY_TIMEOUT or lower MEMEVAL_CASE_TIMEOUT",
+            )
+        if self.broker_url is not None:
+            _check_url("MEMEVAL_BROKER_URL", self.broker_url, BROKER_SCHEMES)
+            if self.result_backend is None and _scheme(self.broker_url) not in REDIS_SCHEMES:
+                raise UsageError(
+                    "chords need a result backend, and this broker cannot be one",
+                    fix="set MEMEVAL_RESULT_BACKEND to a redis:// URL",
+                )
+        if self.result_backend is not None:
+            _check_url("MEMEVAL_RESULT_BACKEND", self.result_backend, REDIS_SCHEMES)
+        return self
+
+    def backend_for(self, broker_url: str) -> str:
+        return self.result_backend or broker_url
+
+
+def _scheme(url: str) -> str:
+    return urlsplit(url).scheme.lower()
+
+
+def _check_url(name: str, url: str, schemes: tuple[str, ...]) -> None:
+    if _scheme(url) not in schemes:
+        raise UsageError(
+            f"{name} `{safe_url(url)}` is not a URL memeval can use",
+            fix=f"use one of these schemes: {', '.join(s + '://' for s in schemes)}",
+        )
+
+
+def safe_url(url: str) -> str:
+    """The URL with its password masked, for messages and logs."""
+    return str(maybe_sanitize_url(url))
+
+
+def load_settings() -> FarmSettings:
+    """Settings with pydantic's own complaints turned into one clear line."""
+    try:
+        return FarmSettings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise UsageError(
+            f"MEMEVAL_{field.upper()}: {first['msg']}", fix="correct that environment variable"
+        ) from exc

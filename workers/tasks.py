@@ -1,0 +1,116 @@
+"""The two tasks: `run_case`, a thin shell around the runner, and `finish_run`, the chord callback.
+
+`run_case` never raises for a case: a memory failure is a scored result, and anything else
+(an engine crash, a timeout, an engine still unreachable after its retries) is stored as an
+error result. It stores first and then returns a fixed reference, so a redelivered message
+overwrites one row instead of adding one, and every header task succeeds: the chord always
+reaches its callback.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from datetime import UTC, datetime
+from typing import Any
+
+from celery import Celery, Task
+from celery.exceptions import SoftTimeLimitExceeded
+from sqlalchemy.exc import OperationalError
+
+from memeval.engines.base import EngineUnavailable
+from memeval.results import CaseResult
+from memeval.runner import run_case
+from memeval.runner.context import RunOptions
+from memeval.store import RunStatus
+from memeval.suites.loader import CASE_ADAPTER
+from workers.aggregate import finalize, summary
+from workers.job import FINISH_RUN, RUN_CASE, CaseJob
+from workers.redact import redact
+from workers.runtime import RUNTIME
+from workers.settings import FarmSettings
+
+log = logging.getLogger(__name__)
+
+
+def register(app: Celery, settings: FarmSettings) -> None:
+    def run_case_task(
+        task: Task,
+        run_id: str,
+        case_id: str,
+        trial: int,
+        *,
+        engine: str,
+        case: dict[str, Any],
+        options: dict[str, Any],
+    ) -> dict[str, Any]:
+        job = CaseJob(
+            run_id=run_id,
+            engine=engine,
+            case=CASE_ADAPTER.validate_python(case),
+            trial=trial,
+            options=RunOptions.model_validate(options),
+        )
+        run = RUNTIME.store.get_run(run_id)
+        if run is not None and run.status is RunStatus.interrupted:
+            return job.reference()  # Ctrl-C'd: a worker that missed the revoke skips it too
+        result = execute(task, job, settings)
+        try:
+            RUNTIME.store.upsert_case_result(result)
+        except OperationalError as exc:  # the store is infrastructure too: retry the case
+            raise task.retry(exc=exc, countdown=backoff(task, settings)) from exc
+        return job.reference()
+
+    def finish_run_task(_refs: list[dict[str, Any]], run_id: str) -> dict[str, object]:
+        return summary(finalize(RUNTIME.store, run_id))
+
+    app.task(
+        name=RUN_CASE,
+        shared=False,
+        bind=True,
+        acks_late=True,
+        reject_on_worker_lost=True,
+        max_retries=settings.retries,
+        soft_time_limit=settings.soft_time_limit,
+        time_limit=settings.hard_time_limit,
+    )(run_case_task)
+    app.task(name=FINISH_RUN, shared=False, acks_late=True, reject_on_worker_lost=True)(
+        finish_run_task
+    )
+
+
+def execute(task: Task, job: CaseJob, settings: FarmSettings) -> CaseResult:
+    """Run the case; only an unreachable engine retries, the rest becomes the case's result."""
+    started = datetime.now(UTC)
+    try:
+        return RUNTIME.run(
+            run_case(
+                job.case,
+                RUNTIME.engine(job.engine),
+                run_id=job.run_id,
+                trial=job.trial,
+                options=job.options,
+            ),
+            timeout=settings.case_timeout,
+        )
+    except EngineUnavailable as exc:
+        attempt = task.request.retries
+        if attempt < settings.retries:
+            raise task.retry(exc=exc, countdown=backoff(task, settings)) from exc
+        reason = f"engine unavailable after {attempt + 1} attempts: {exc}"
+    except (TimeoutError, SoftTimeLimitExceeded):
+        reason = f"the case did not finish within {settings.case_timeout:g}s"
+    except Exception as exc:  # a crashing case is a result, so the chord still completes
+        log.error(
+            "case %s#%d of run %s raised:\n%s",
+            job.case.id,
+            job.trial,
+            job.run_id,
+            redact(traceback.format_exc()),
+        )
+        reason = f"{type(exc).__name__}: {exc}"
+    return job.failed(redact(reason), started)
+
+
+def backoff(task: Task, settings: FarmSettings) -> float:
+    return min(settings.retry_backoff * 2**task.request.retries, settings.retry_backoff_max)

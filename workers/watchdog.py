@@ -1,0 +1,85 @@
+"""Decides when a case that has not landed is lost, so a run never waits forever.
+
+With late acks a dead worker's case stays unacknowledged in Redis until the visibility timeout
+hands it to another worker, which is deliberately longer than any case may run. The run does
+not wait that long: once results stop landing, the watchdog asks the broker and the workers
+where the missing cases are. A case that is neither queued nor held by a live worker (running,
+reserved, or waiting out a retry delay) twice in a row is lost; the run is closed with it
+marked lost, and `memeval run --resume` sends it again. A late result still replaces the mark.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from celery import Celery
+from kombu.exceptions import ChannelError
+
+from memeval.store import CaseKey
+
+STRIKES = 2
+INSPECT_TIMEOUT = 1.0
+
+
+class Watchdog:
+    def __init__(
+        self,
+        app: Celery,
+        *,
+        queue: str,
+        quiet_after: float,
+        task_ids: dict[str, CaseKey],
+        nodes: list[str] | None = None,
+        alive: Callable[[], bool] | None = None,
+    ) -> None:
+        """`nodes` and `alive` describe local workers when this process owns them."""
+        self.app = app
+        self.queue = queue
+        self.quiet_after = quiet_after
+        self.task_ids = task_ids
+        self.nodes = nodes
+        self.alive = alive
+        self._last_progress = time.monotonic()
+        self._last_check = 0.0
+        self._strikes = 0
+
+    def lost(self, waiting: set[CaseKey], progressed: bool) -> set[CaseKey]:
+        """The waiting cases to give up on now; empty while any of them may still land."""
+        now = time.monotonic()
+        if progressed or not waiting:
+            self._last_progress, self._strikes = now, 0
+            return set()
+        if self.alive is not None and not self.alive():
+            return set(waiting)
+        if now - max(self._last_progress, self._last_check) < self.quiet_after:
+            return set()
+        self._last_check = now
+        held = {self.task_ids[i] for i in self._held() if i in self.task_ids}
+        self._strikes = self._strikes + 1 if self._queued() == 0 and not held & waiting else 0
+        return set(waiting) if self._strikes >= STRIKES else set()
+
+    def _queued(self) -> int:
+        with self.app.connection_for_read() as connection:
+            try:
+                _, count, _ = connection.default_channel.queue_declare(
+                    queue=self.queue, passive=True
+                )
+            except ChannelError:  # Redis drops an empty queue's key
+                return 0
+            return int(count)
+
+    def _held(self) -> set[str]:
+        """Ids of tasks any live worker is running, has reserved, or holds for a retry."""
+        inspect = self.app.control.inspect(
+            destination=self.nodes,
+            timeout=INSPECT_TIMEOUT,
+            limit=len(self.nodes) if self.nodes else None,
+        )
+        ids: set[str] = set()
+        for method in (inspect.active, inspect.reserved):
+            for requests in (method() or {}).values():
+                ids.update(r["id"] for r in requests)
+        for entries in (inspect.scheduled() or {}).values():
+            ids.update(e["request"]["id"] for e in entries)
+        return ids
