@@ -1,0 +1,134 @@
+"""Latency of the reference engine's hot calls at 1k, 10k and 100k stored items per tenant.
+
+Run: `python benchmarks/engine_latency.py [sizes...]`. Prints p50/p95 (ms) of `query` over a
+tenant of N assertions and of `pre_turn` over a tenant of N turns and documents. The data is
+synthetic (Zipf-distributed made-up words, a few thousand entity names, triples linking them)
+and seeded, so runs are comparable; questions mix stored wording with words never stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from itertools import accumulate
+
+from memeval.engines.reference import ReferenceEngine
+from memeval.engines.types import MemoryItem, Turn, TurnContext
+from memeval.suites.fixture import Assertion
+
+SIZES = (1_000, 10_000, 100_000)
+SAMPLES = 300
+SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+PREDICATES = ["reports_to", "member_of", "located_in", "owns", "depends_on", "uses", "budget"]
+START = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def vocabulary(rng: random.Random, size: int) -> list[str]:
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choices(SYLLABLES, k=rng.randint(2, 4))))
+    return sorted(words)
+
+
+class Corpus:
+    def __init__(self, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.words = vocabulary(self.rng, 20_000)
+        self.cumulative = list(accumulate(1 / (rank + 1) for rank in range(len(self.words))))
+        firsts, lasts = self.words[::7], self.words[3::7]
+        self.names = [f"{w.title()} {v.title()}" for w, v in zip(firsts, lasts, strict=False)]
+
+    def phrase(self, n: int) -> str:
+        return " ".join(self.rng.choices(self.words, cum_weights=self.cumulative, k=n))  # Zipf
+
+    def assertion(self, i: int) -> Assertion:
+        subject, obj = self.rng.sample(self.names[:3000], 2)
+        predicate = self.rng.choice(PREDICATES)
+        when = START + timedelta(minutes=i)
+        return Assertion(
+            id=f"a{i}",
+            text=f"{subject} {predicate.replace('_', ' ')} {obj}, {self.phrase(8)}.",
+            subject=subject,
+            predicate=predicate,
+            object=obj,
+            source=f"source-{i % 17}",
+            confidence=round(self.rng.uniform(0.4, 1.0), 2),
+            exclusive=predicate == "reports_to",
+            valid_from=when,
+            recorded_at=when,
+        )
+
+    def question(self, stored: list[str]) -> str:
+        if self.rng.random() < 0.2:
+            return f"What about {self.phrase(3)}?"  # mostly words never asked together
+        words = self.rng.choice(stored).rstrip(".").split()
+        picked = self.rng.sample(words, min(4, len(words)))
+        return f"What does {' '.join(picked)} say?"
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return statistics.median(ordered), p95
+
+
+async def bench_query(size: int) -> tuple[float, float]:
+    corpus = Corpus()
+    engine = ReferenceEngine()
+    texts = []
+    for i in range(size):
+        a = corpus.assertion(i)
+        texts.append(a.text)
+        await engine.store("bench", a)
+    timings = []
+    for _ in range(SAMPLES):
+        question = corpus.question(texts)
+        began = time.perf_counter()
+        await engine.query("bench", question)
+        timings.append((time.perf_counter() - began) * 1000)
+    return percentiles(timings)
+
+
+async def bench_pre_turn(size: int) -> tuple[float, float]:
+    corpus = Corpus()
+    engine = ReferenceEngine()
+    texts = []
+    documents = size // 10
+    for i in range(documents):
+        text = f"{corpus.phrase(12)}. {corpus.phrase(10)}."
+        texts.append(text)
+        await engine.ingest("bench", MemoryItem(id=f"d{i}", title=corpus.phrase(2), text=text))
+    for i in range(size - documents):
+        text = f"{corpus.rng.choice(corpus.names)} {corpus.phrase(10)}."
+        texts.append(text)
+        role = "user" if i % 2 == 0 else "assistant"
+        turn = Turn(role=role, text=text, at=START + timedelta(minutes=i))
+        await engine.post_turn("bench", f"agent-{i % 3}", f"thread-{i // 20}", turn)
+    timings = []
+    at = START + timedelta(minutes=size)
+    history: list[Turn] = []
+    for n in range(SAMPLES):
+        turn = Turn(role="user", text=corpus.question(texts), at=at + timedelta(minutes=n))
+        ctx = TurnContext(agent="agent-0", thread="live", turn=turn, in_prompt=history[-8:])
+        began = time.perf_counter()
+        await engine.pre_turn("bench", ctx)
+        timings.append((time.perf_counter() - began) * 1000)
+        history.append(turn)
+    return percentiles(timings)
+
+
+async def main(sizes: tuple[int, ...]) -> None:
+    print(f"{'items':>8}  {'call':<9} {'p50 ms':>8} {'p95 ms':>8}")
+    for size in sizes:
+        for name, bench in (("query", bench_query), ("pre_turn", bench_pre_turn)):
+            p50, p95 = await bench(size)
+            print(f"{size:>8}  {name:<9} {p50:>8.2f} {p95:>8.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    chosen = tuple(int(a) for a in sys.argv[1:]) or SIZES
+    asyncio.run(main(chosen))

@@ -1,0 +1,12 @@
+"""The `reference` engine: embedded, in-memory, one isolated state per tenant.
+
+Modules, from the bottom up: `text` (terms), `index` (hybrid lexical ranking), `facts`
+(bitemporal assertions, slots, conflicts), `graph` and `interpret` (entities and structured
+readings), `provenance` (sources, spans, derivations), `retrieval` (answering and abstaining);
+for the lifecycle face `cues` (what wording signals), `beliefs` (statements, slots, beliefs),
+`memory` (turns, documents, learnings), `disagreement` and `packs`; and `engine`, the `Engine`.
+"""
+
+from memeval.engines.reference.engine import ReferenceEngine
+
+__all__ = ["ReferenceEngine"]

@@ -1,0 +1,45 @@
+"""Cues in an item's wording that say how much it matters, read once when it is written.
+
+Generic English markers, none tied to a domain: a standing order ("always", "never", "must",
+"instead"), an alarming event ("failed", "outage", "spike", "47x"), a stated change ("updated",
+"now", "no longer"), and a question, which asserts nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_DIRECTIVE = re.compile(
+    r"\b(?:always|never|must|should|don'?t|do not|prefers?|preferred|instead|make sure"
+    r"|from now on|remember|avoid|required)\b",
+    re.IGNORECASE,
+)
+_ALARM = re.compile(
+    r"\b(?:fail(?:ed|ure|ures|ing|s)?|errors?|outages?|incidents?|critical|urgent|broken|broke"
+    r"|crash(?:ed|es)?|spiked?|anomal(?:y|ies|ous)|unusual|unexpected(?:ly)?|alerts?|breach"
+    r"|regression|first time|\d+(?:\.\d+)?x)\b",
+    re.IGNORECASE,
+)
+_CHANGE = re.compile(
+    r"(?<!for )\bnow\b|\b(?:updated?|changed?|change of plan|moved?|switched|instead|no longer"
+    r"|from now on|correct(?:ed|ion)|revised|raised|lowered|replaced|anymore|going forward)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Cues:
+    question: bool = False
+    directive: bool = False
+    alarm: bool = False
+    change: bool = False
+
+
+def read_cues(text: str) -> Cues:
+    return Cues(
+        question=text.rstrip().endswith("?"),
+        directive=bool(_DIRECTIVE.search(text)),
+        alarm=bool(_ALARM.search(text)),
+        change=bool(_CHANGE.search(text)),
+    )

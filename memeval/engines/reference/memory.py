@@ -1,0 +1,186 @@
+"""The lifecycle store: turns, documents, learnings and beliefs of one tenant.
+
+Everything is indexed the moment it is written, so `list` shows a write at once and the next
+`pre_turn` can already recall it. Documents are cut into passages of a few sentences: a pack
+has room for the passage that answers, not for every long document whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from memeval.engines.reference.beliefs import SlotBook, extract
+from memeval.engines.reference.cues import Cues, read_cues
+from memeval.engines.reference.index import LexicalIndex
+from memeval.engines.reference.text import sentences, terms
+from memeval.engines.types import MemoryItem, Turn
+
+PASSAGE_CHARS = 480
+
+TurnKey = tuple[str, float, str]  # (role, epoch seconds, whitespace-normalised text)
+
+
+class ItemKind(StrEnum):
+    turn = "turn"
+    document = "document"
+    learning = "learning"
+    belief = "belief"
+
+
+@dataclass
+class Item:
+    id: str  # what `list` shows: one document id covers all its passages
+    doc: int  # position in the store and id in the index
+    kind: ItemKind
+    text: str
+    at: datetime | None
+    title: str = ""
+    agent: str | None = None
+    thread: str | None = None
+    role: str | None = None
+    confidence: float = 1.0
+    tools: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()  # a belief's evidence: the items it was distilled from
+    terms: frozenset[str] = frozenset()
+    cues: Cues = field(default_factory=Cues)
+    turn_key: TurnKey | None = None  # how a turn handed back in `in_prompt` is recognised
+    time: float = 0.0  # seconds since the epoch, 0 when undated: a sort key that is never None
+    retired: bool = False  # replaced: a belief by a later build, a document by a new version
+
+
+def turn_key_of(role: str, at: datetime, text: str) -> TurnKey:
+    return role, at.timestamp(), " ".join(text.split())
+
+
+def key_of(turn: Turn) -> TurnKey:
+    return turn_key_of(turn.role, turn.at, turn.text)
+
+
+@dataclass
+class Memory:
+    index: LexicalIndex = field(default_factory=LexicalIndex)
+    items: list[Item] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    by_turn: dict[TurnKey, int] = field(default_factory=dict)
+    standing: list[Item] = field(default_factory=list)  # learnings and live beliefs
+    notable: list[Item] = field(default_factory=list)  # standing orders and alarms
+    ingested: dict[str, list[Item]] = field(default_factory=dict)  # document id -> passages
+    threads: dict[str, list[Item]] = field(default_factory=dict)
+    book: SlotBook = field(default_factory=SlotBook)  # what turns and documents state
+    _span: tuple[float, float] | None = None  # earliest and latest item time
+
+    def _add(self, item: Item, index_text: str) -> Item:
+        words = terms(index_text)
+        item.terms = frozenset(words)
+        item.cues = read_cues(item.text)
+        item.time = item.at.timestamp() if item.at is not None else 0.0
+        if item.kind is ItemKind.turn and item.at is not None and item.role is not None:
+            item.turn_key = turn_key_of(item.role, item.at, item.text)
+        self.items.append(item)
+        self.index.add(item.doc, words)
+        if item.kind in (ItemKind.learning, ItemKind.belief):
+            self.standing.append(item)
+        elif item.cues.directive or item.cues.alarm:
+            self.notable.append(item)
+        if item.thread is not None:
+            self.threads.setdefault(item.thread, []).append(item)
+        if item.kind in (ItemKind.turn, ItemKind.document):
+            source = f"agent:{item.agent}" if item.kind is ItemKind.turn else f"document:{item.id}"
+            self.book.add(extract(item.text, item.at, item.doc, source, item.id))
+        if item.at is not None:
+            first, last = self._span or (item.time, item.time)
+            self._span = min(first, item.time), max(last, item.time)
+        return item
+
+    def recency(self, item: Item) -> float:
+        """0 for the oldest item, 1 for the newest; undated items sit in the middle."""
+        if item.at is None or self._span is None or self._span[1] <= self._span[0]:
+            return 0.5
+        first, last = self._span
+        return (item.time - first) / (last - first)
+
+    def ingest(self, source: MemoryItem) -> str:
+        """Store a document or learning; the same id again replaces the earlier version."""
+        for old in self.ingested.pop(source.id, []):
+            old.retired = True
+        self.standing = [i for i in self.standing if not i.retired]
+        kind = ItemKind(source.kind)
+        chunks = [source.text] if kind is ItemKind.learning else passages(source.text)
+        for chunk in chunks:
+            item = Item(
+                id=source.id,
+                doc=len(self.items),
+                kind=kind,
+                text=chunk,
+                at=source.at,
+                title=source.title,
+                agent=source.agent,
+                confidence=source.confidence,
+            )
+            self.ingested.setdefault(source.id, []).append(
+                self._add(item, f"{source.title} {chunk}")
+            )
+        self.written.append(source.id)
+        return source.id
+
+    def log_turn(self, agent: str, thread: str, turn: Turn) -> str:
+        turn_id = f"{thread}#{len(self.threads.get(thread, ())) + 1}-{turn.role}"
+        tools = tuple(f"{call.name}#{call.id}" for call in turn.tool_calls)
+        item = Item(
+            id=turn_id,
+            doc=len(self.items),
+            kind=ItemKind.turn,
+            text=turn.text,
+            at=turn.at,
+            agent=agent,
+            thread=thread,
+            role=turn.role,
+            tools=tools,
+        )
+        self._add(item, " ".join([turn.text, *(c.name for c in turn.tool_calls)]))
+        key = item.turn_key
+        if key is not None:
+            self.by_turn[key] = item.doc
+        self.written.append(turn_id)
+        return turn_id
+
+    def add_belief(self, text: str, at: datetime | None, sources: list[str]) -> Item:
+        item = Item(
+            id=f"belief#{len(self.items)}",
+            doc=len(self.items),
+            kind=ItemKind.belief,
+            text=text,
+            at=at,
+            sources=tuple(sources),
+        )
+        return self._add(item, text)
+
+    def unanswered(self, item: Item) -> bool:
+        """A user's question with nothing after it in its thread carries no information."""
+        if item.kind is not ItemKind.turn or item.role != "user" or item.thread is None:
+            return False
+        return item.cues.question and self.threads[item.thread][-1] is item
+
+    def retire_beliefs(self) -> None:
+        """A new build replaces every earlier belief; retired ones stay indexed but unseen."""
+        for item in self.standing:
+            if item.kind is ItemKind.belief:
+                item.retired = True
+        self.standing = [i for i in self.standing if not i.retired]
+
+
+def passages(text: str) -> list[str]:
+    """Whole sentences grouped up to about `PASSAGE_CHARS`, so no fact is cut in half."""
+    out: list[str] = []
+    current = ""
+    for sentence in sentences(text):
+        if current and len(current) + 1 + len(sentence) > PASSAGE_CHARS:
+            out.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}".strip()
+    if current:
+        out.append(current)
+    return out or [text.strip()]

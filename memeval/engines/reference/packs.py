@@ -1,0 +1,298 @@
+"""Choosing what goes into a context pack, and in what order.
+
+Every item gets one score: relevance to the pack's query (hybrid lexical, as for facts) plus
+smaller shares of importance and recency. Items are taken best first until the token budget is
+full, then shown in the fixed section order of `memeval.engines.pack`; choosing within the
+budget here means the renderer never has to drop a chosen item.
+
+- *Importance* without a query is what a cold start should see first: learnings and beliefs,
+  standing orders (directive wording: always, never, must, prefer, instead...), alarming events
+  (failed, outage, spike, "47x"...), and items whose words are rare in this tenant (novelty).
+- *Updates first*: an older statement ranks below a newer, nearly as relevant one on the same
+  topic; and a turn whose stated value was later replaced (see `beliefs.SlotBook`) is left
+  out, since the pack shows the value that replaced it.
+- A question is weak evidence: a turn ending in "?" counts half, and never pushes a statement
+  below it.
+- *Disagreement*: leading items from different sources that give different amounts of the
+  same thing are marked "sources disagree" (see `disagreement`).
+- Never shown: turns the model still has in its prompt, the turn being answered, beliefs
+  drawn only from turns in the prompt, and questions nobody answered.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memeval.engines.pack import (
+    AGENT_HISTORY,
+    CHARS_PER_TOKEN,
+    DOCUMENTS,
+    EARLIER,
+    LEARNINGS,
+    TEAM,
+    Section,
+    render,
+)
+from memeval.engines.reference.disagreement import notes
+from memeval.engines.reference.index import ResolvedQuery, coverage, credit
+from memeval.engines.reference.memory import Item, ItemKind, Memory, TurnKey, key_of
+from memeval.engines.reference.text import terms
+from memeval.engines.types import Pack, Turn
+
+DEFAULT_BUDGET = 1500
+SEARCH_LIMIT = 100
+RECENT_WINDOW = 150  # the newest items are always considered, matched or not
+NOTABLE_WINDOW = 100  # and so are the newest standing orders and alarms
+QUESTION_DISCOUNT = 0.5
+UPDATE_BAND = 0.6  # a newer item this relevant (relative to an older one) goes first...
+CHANGE_BAND = 0.3  # ...or only this relevant when it is worded as a change
+UPDATE_WINDOW = 40  # only the most relevant items compete on recency
+THREAD_BOOST = 0.3  # the conversation being continued or resumed comes before others
+MIN_BULLET_CHARS = 24  # once less room than this is left, no useful bullet still fits
+MAX_MISSES = 40  # bullets in a row too long for the room left: the pack is as full as it gets
+
+
+@dataclass(frozen=True)
+class Weights:
+    relevance: float
+    importance: float
+    recency: float
+
+
+FOCUSED = Weights(1.0, 0.2, 0.1)  # a turn or a compaction: the text in hand leads
+BROAD = Weights(1.0, 0.5, 0.25)  # a heading or a session focus: a loose query
+COLD = Weights(0.0, 1.0, 0.5)  # nothing asked: what matters and what is new
+
+
+@dataclass
+class Request:
+    title: str
+    agent: str
+    thread: str | None = None
+    query: str | None = None
+    weights: Weights = FOCUSED
+    exclude: set[TurnKey] = field(default_factory=set)
+    carry: list[Turn] = field(default_factory=list)  # compaction: dropped turns, kept first
+    budget: int = DEFAULT_BUDGET
+
+
+def build(memory: Memory, req: Request) -> Pack:
+    pinned = _carried(memory, req)
+    pinned_docs = {doc for doc, _ in pinned}
+    query = memory.index.resolve(terms(req.query)) if req.query else None
+    ranked, relevance = _ranked(memory, req, query)
+    leading = [i for i in ranked if relevance[i.doc] > 0] if query is not None else ranked
+    flagged = notes(leading, query)
+
+    def chosen() -> Iterator[tuple[str, str]]:
+        yield from (bullet for _, bullet in pinned)
+        for item in ranked:
+            if item.doc not in pinned_docs:
+                bullet = _bullet(item, req)
+                if item.doc in flagged:
+                    bullet = f"{bullet} ({flagged[item.doc]})"
+                yield _section(item, req), bullet
+
+    return render(req.title, _fit(req.title, chosen(), req.budget), req.budget)
+
+
+# ---- scoring ----------------------------------------------------------------------------
+
+
+def _candidates(memory: Memory, req: Request, query: ResolvedQuery | None) -> dict[int, float]:
+    """Item -> relevance, over the items worth scoring: matches, standing items, recent ones."""
+    relevance: dict[int, float] = {}
+    if query is not None and query.terms:
+        hits = memory.index.search(query, SEARCH_LIMIT)
+        top = max((s for _, s in hits), default=0.0) or 1.0
+        for doc, bm25 in hits:
+            cov = coverage(query, memory.items[doc].terms)
+            relevance[doc] = 0.5 * bm25 / top + 0.5 * cov
+    pool = [*memory.standing, *memory.notable[-NOTABLE_WINDOW:], *memory.items[-RECENT_WINDOW:]]
+    if req.thread is not None:
+        pool.extend(memory.threads.get(req.thread, ()))
+    for item in pool:
+        relevance.setdefault(item.doc, 0.0)
+    return relevance
+
+
+def _ranked(
+    memory: Memory, req: Request, query: ResolvedQuery | None
+) -> tuple[list[Item], dict[int, float]]:
+    """Visible items best first, and each one's relevance to the query."""
+    relevance = _candidates(memory, req, query)
+    hidden = {memory.items[memory.by_turn[k]].id for k in req.exclude if k in memory.by_turn}
+    items = [memory.items[doc] for doc in relevance]
+    items = [i for i in items if _visible(i, req, memory, hidden)]
+    if query is not None and req.weights is FOCUSED:
+        # a question in hand: a derived belief earns its place by matching it
+        items = [i for i in items if i.kind is not ItemKind.belief or relevance[i.doc] > 0]
+    novelty = _novelty(memory, items) if req.weights.importance >= BROAD.importance else {}
+    w = req.weights
+    scores: dict[int, float] = {}
+    for item in items:
+        rel = relevance[item.doc] * (QUESTION_DISCOUNT if item.cues.question else 1.0)
+        importance = max(_importance(item), novelty.get(item.doc, 0.0))
+        here = THREAD_BOOST if req.thread is not None and item.thread == req.thread else 0.0
+        scores[item.doc] = (
+            w.relevance * rel + w.importance * importance + w.recency * memory.recency(item) + here
+        )
+    if query is not None:
+        _updates_first(items, scores, relevance, query)
+    ranked = sorted(items, key=lambda i: (scores[i.doc], i.time, i.doc), reverse=True)
+    return ranked, relevance
+
+
+def _visible(item: Item, req: Request, memory: Memory, hidden: set[str]) -> bool:
+    """Whether an item may be shown at all, before any ranking.
+
+    A turn whose value was later replaced is dropped; a document never is: it is a source of
+    record, and a conversation that contradicts it is a disagreement to show, not an update.
+    """
+    if item.retired or memory.unanswered(item):
+        return False
+    if item.kind is ItemKind.turn and (
+        memory.book.superseded(item.doc)
+        or memory.book.mentions_outdated(item.terms, item.text, item.at)
+    ):
+        return False
+    if item.kind is ItemKind.learning:
+        return item.agent is None or item.agent == req.agent
+    if item.kind is ItemKind.belief:
+        return any(source not in hidden for source in item.sources)
+    key = item.turn_key
+    return key is None or key not in req.exclude
+
+
+def _importance(item: Item) -> float:
+    if item.kind is ItemKind.belief:
+        return 0.8
+    if item.kind is ItemKind.learning:
+        return 0.6 + 0.4 * item.confidence
+    if item.cues.question:
+        return 0.0
+    if item.cues.directive:
+        return 0.7
+    if item.cues.alarm:
+        return 0.6
+    return 0.0
+
+
+def _novelty(memory: Memory, items: list[Item]) -> dict[int, float]:
+    """Mean idf of an item's words, scaled to 0..0.5: rare wording marks an unusual event."""
+    raw = {
+        i.doc: sum(memory.index.idf(t) for t in i.terms) / len(i.terms)
+        for i in items
+        if i.terms and i.kind in (ItemKind.turn, ItemKind.document)
+    }
+    top = max(raw.values(), default=0.0)
+    low = min(raw.values(), default=0.0)
+    if top <= low:
+        return {}
+    return {doc: 0.5 * (value - low) / (top - low) for doc, value in raw.items()}
+
+
+def _updates_first(
+    items: list[Item], scores: dict[int, float], relevance: dict[int, float], query: ResolvedQuery
+) -> None:
+    """An older statement ranks below a newer one on the same topic that is nearly as relevant.
+
+    Same topic: they match a query term in common. Nearly as relevant: the newer one has at
+    least `UPDATE_BAND` of the older one's relevance, or `CHANGE_BAND` when it is worded as a
+    change ("updated", "now", "instead"). A value that changed is then read in its newest
+    wording first, while an old statement far more relevant than newer chatter keeps its place.
+    """
+    dated = [i for i in items if i.at is not None and relevance[i.doc] and not i.cues.question]
+    dated = sorted(dated, key=lambda i: relevance[i.doc], reverse=True)[:UPDATE_WINDOW]
+    matched = {i.doc: {qt.term for qt in query.terms if credit(qt, i.terms)} for i in dated}
+    dated = [i for i in dated if matched[i.doc]]
+    dated.sort(key=lambda i: (i.time, i.doc), reverse=True)
+    for n, older in enumerate(dated):
+        for newer in dated[:n]:
+            band = CHANGE_BAND if newer.cues.change else UPDATE_BAND
+            if (
+                newer.time > older.time
+                and matched[older.doc] & matched[newer.doc]
+                and relevance[newer.doc] >= band * relevance[older.doc]
+            ):
+                scores[older.doc] = min(scores[older.doc], scores[newer.doc] - 1e-6)
+
+
+# ---- compaction -------------------------------------------------------------------------
+
+
+def _carried(memory: Memory, req: Request) -> list[tuple[int, tuple[str, str]]]:
+    """Dropped turns, densest first: numbers and names are what a summary must not lose."""
+    out: list[tuple[float, int, tuple[str, str]]] = []
+    for n, turn in enumerate(req.carry):
+        doc = memory.by_turn.get(key_of(turn), -1 - n)
+        item = memory.items[doc] if doc >= 0 else None
+        bullet = _bullet(item, req) if item else _turn_bullet(turn.role, turn.at, turn.text, ())
+        out.append((density(turn.text), doc, (EARLIER, bullet)))
+    out.sort(key=lambda entry: entry[0], reverse=True)
+    return [(doc, bullet) for _, doc, bullet in out]
+
+
+def density(text: str) -> float:
+    words = text.split()
+    if not words:
+        return 0.0
+    numbers = sum(any(c.isdigit() for c in w) for w in words)
+    names = sum(w[:1].isupper() for w in words[1:])
+    return (numbers + names) / math.sqrt(len(words))
+
+
+# ---- rendering --------------------------------------------------------------------------
+
+
+def _section(item: Item, req: Request) -> str:
+    if item.kind in (ItemKind.learning, ItemKind.belief):
+        return LEARNINGS
+    if item.kind is ItemKind.document:
+        return DOCUMENTS
+    if req.thread is not None and item.thread == req.thread:
+        return EARLIER
+    return AGENT_HISTORY if item.agent == req.agent else TEAM
+
+
+def _bullet(item: Item, req: Request) -> str:
+    if item.kind is ItemKind.belief:
+        return f"Belief: {item.text}"
+    if item.kind is ItemKind.learning:
+        return f"{item.text} (confidence {item.confidence:.1f})"
+    if item.kind is ItemKind.document:
+        return f"{item.title}: {item.text}" if item.title else item.text
+    speaker = item.role or "turn"
+    if item.agent and item.agent != req.agent:
+        speaker = f"{item.agent} {speaker}"
+    return _turn_bullet(speaker, item.at, item.text, item.tools)
+
+
+def _turn_bullet(speaker: str, at: datetime | None, text: str, tools: tuple[str, ...]) -> str:
+    when = f"{at:%Y-%m-%d %H:%M} " if at else ""
+    calls = f" (tools: {', '.join(tools)})" if tools else ""
+    return f"{when}{speaker}: {text}{calls}"
+
+
+def _fit(title: str, chosen: Iterable[tuple[str, str]], budget: int) -> list[Section]:
+    """Take bullets in order while they fit, counting each section heading once."""
+    room = budget * CHARS_PER_TOKEN - len(f"# {title}\n")
+    sections: dict[str, list[str]] = {}
+    misses = 0
+    for section, bullet in chosen:
+        line = " ".join(bullet.split())
+        cost = len(line) + 3 + (0 if section in sections else len(section) + 5)
+        if not line or cost > room:
+            misses += 1
+            if misses > MAX_MISSES:
+                break
+            continue
+        misses = 0
+        room -= cost
+        sections.setdefault(section, []).append(line)
+        if room < MIN_BULLET_CHARS:
+            break
+    return [Section(title=name, bullets=bullets) for name, bullets in sections.items()]
