@@ -64,6 +64,8 @@ class ProbeResult(Model):
     extractive_ok: bool = False
     model_answer: str | None = None
     model_ok: bool | None = None
+    model_tokens: int = 0  # prompt + completion tokens of the answering call
+    model_usd_micros: int = 0
     captured: bool | None = None  # None when the engine cannot show what it derived
     error: str | None = None
 
@@ -92,6 +94,10 @@ class QueryLog(Model):
     abstained: bool = False
     hits: list[str] = Field(default_factory=list)
     conflicts: int = 0
+    model_answer: str | None = None  # a model's answer from the hits, when the run has one
+    model_ok: bool | None = None  # None when no check grades an answer's text
+    model_tokens: int = 0
+    model_usd_micros: int = 0
 
 
 class CaseResult(Model):

@@ -6,14 +6,19 @@ The farm's task is a thin shell around `run_case`, and tests call it directly.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from memeval.engines.base import Engine, EngineUnavailable, Unsupported
 from memeval.results import CaseResult, CaseStatus
+from memeval.runner.answers import finish_answers
 from memeval.runner.context import CaseContext, RunOptions, tenant_base
 from memeval.runner.fixture import run_fixture
 from memeval.runner.scenario import run_scenario
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
+
+if TYPE_CHECKING:
+    from memeval.llm.answer import Answerer
 
 __all__ = ["RunOptions", "run_case", "tenant_base"]
 
@@ -25,9 +30,13 @@ async def run_case(
     run_id: str,
     trial: int = 0,
     options: RunOptions | None = None,
+    answerer: Answerer | None = None,
 ) -> CaseResult:
     """Run a case to a scored result. Memory failures are results; only `EngineUnavailable`
-    (infrastructure) propagates, so the caller can retry the whole case on a fresh tenant."""
+    (infrastructure) propagates, so the caller can retry the whole case on a fresh tenant.
+
+    With an `answerer`, a model also answers every probe and query; once its budget is spent
+    the case is recorded `skipped_budget` without touching the engine."""
     options = options or RunOptions()
     is_fixture = isinstance(case, Fixture)
     result = CaseResult(
@@ -42,7 +51,11 @@ async def run_case(
         tags=[] if isinstance(case, Fixture) else [t.value for t in case.tags],
         started_at=datetime.now(UTC),
     )
-    ctx = CaseContext(result, options)
+    if answerer is not None and await answerer.exhausted():
+        result.status = CaseStatus.skipped_budget
+        result.finished_at = datetime.now(UTC)
+        return result
+    ctx = CaseContext(result, options, answerer)
     try:
         if isinstance(case, Fixture):
             await run_fixture(case, engine, ctx)
@@ -59,6 +72,7 @@ async def run_case(
         if not options.keep:
             ctx.watch.step = "forget"
             await _forget(case, engine, ctx)
+    finish_answers(ctx)
     result.timings = ctx.watch.timings
     result.finished_at = datetime.now(UTC)
     return result

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, Field
 
+from memeval.llm.spec import LlmSpec
 from memeval.results import CaseResult
 from memeval.stopwatch import Stopwatch
+from workers.limiter import Rate
+
+if TYPE_CHECKING:
+    from memeval.llm.answer import Answerer, AnswerResult
 
 
 class RunOptions(BaseModel):
@@ -14,6 +21,12 @@ class RunOptions(BaseModel):
     k: int = Field(default=5, ge=1, description="Hits asked of a fixture query.")
     settle_timeout: float = Field(default=30.0, gt=0, description="Seconds to wait for writes.")
     keep: bool = Field(default=False, description="Skip the forget step, to inspect the engine.")
+    llm: LlmSpec | None = Field(
+        default=None, description="A model answers every probe and query from the pack alone."
+    )
+    rates: list[Rate] = Field(
+        default_factory=list, description="Global rate limits; the engine one throttles it."
+    )
 
 
 def tenant_base(run_id: str, case_id: str, trial: int) -> str:
@@ -22,10 +35,14 @@ def tenant_base(run_id: str, case_id: str, trial: int) -> str:
 
 
 class CaseContext:
-    def __init__(self, result: CaseResult, options: RunOptions) -> None:
+    def __init__(
+        self, result: CaseResult, options: RunOptions, answerer: Answerer | None = None
+    ) -> None:
         self.result = result
         self.options = options
         self.watch = Stopwatch()
+        self.answerer = answerer
+        self.answers_stopped: AnswerResult | None = None  # the reply that ended its model calls
 
     def tenant(self, name: str) -> str:
         """A scenario's tenants become siblings under the case's own tenant."""

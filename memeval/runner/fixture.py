@@ -5,6 +5,7 @@ from __future__ import annotations
 from memeval.engines.base import Engine, EngineUnavailable, Unsupported
 from memeval.engines.types import Capability, ConflictReport, QueryResult
 from memeval.results import CheckResult, CheckStatus, QueryLog
+from memeval.runner.answers import answer_query
 from memeval.runner.context import CaseContext
 from memeval.scoring.checks import score_check
 from memeval.suites.fixture import CheckKind, Fixture, Query
@@ -34,17 +35,17 @@ async def run_fixture(fixture: Fixture, engine: Engine, ctx: CaseContext) -> Non
                 for c in query.checks
             )
             continue
-        ctx.result.queries.append(
-            QueryLog(
-                query=index,
-                text=query.text,
-                as_of=query.as_of,
-                answer=result.answer,
-                abstained=result.abstained,
-                hits=[h.text for h in result.hits],
-                conflicts=len(result.conflicts),
-            )
+        log = QueryLog(
+            query=index,
+            text=query.text,
+            as_of=query.as_of,
+            answer=result.answer,
+            abstained=result.abstained,
+            hits=[h.text for h in result.hits],
+            conflicts=len(result.conflicts),
         )
+        ctx.result.queries.append(log)
+        await answer_query(query, result, log, ctx)
         ctx.result.checks.extend(
             score_check(index, c, result, conflicts, engine.capabilities) for c in query.checks
         )

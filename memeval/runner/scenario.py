@@ -10,6 +10,7 @@ from memeval.agent import ScriptedAgent, exchange_turns
 from memeval.engines.base import Engine, EngineUnavailable, Unsupported
 from memeval.engines.types import Capability, MemoryItem, Pack, Turn, TurnContext
 from memeval.results import CaseStatus, CheckStatus, Phase, ProbeResult
+from memeval.runner.answers import answer_probe
 from memeval.runner.context import CaseContext
 from memeval.scoring.pack import captured, score_pack
 from memeval.suites.scenario import Probe, Scenario, Via
@@ -124,6 +125,7 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
             result.pack_tokens = pack.tokens
             if probe.scored and not result.hit:
                 result.status = CheckStatus.failed
+            await answer_probe(probe, result, ctx)
         ctx.result.probes.append(result)
 
 

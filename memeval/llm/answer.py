@@ -1,0 +1,196 @@
+"""The Answerer: a model answers one question from one memory pack, within rate and budget.
+
+Every attempt passes the global limiter and holds its worst-case cost in the budget first, so
+neither a crowd of workers nor a run of retries can overshoot. A refused hold makes the call
+`skipped_budget`, and the answerer then starts no further paid call, so the run still ends
+cleanly and its report says what was covered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from decimal import Decimal
+
+from pydantic import BaseModel
+from redis.asyncio import Redis
+
+from memeval.errors import UsageError
+from memeval.llm.client import Completion, LlmClient
+from memeval.llm.errors import CreditsExhausted, RateLimited, Rejected, Transient
+from memeval.llm.prompt import PROMPT_VERSION, messages
+from memeval.llm.spec import LlmSpec
+from workers.budget import Budget, Hold, connect_redis
+from workers.limiter import Limiter, RateKind, rate_for
+
+BACKOFF_S = 0.5
+BACKOFF_MAX_S = 30.0
+
+
+class AnswerResult(BaseModel):
+    text: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usd_micros: int = 0
+    skipped_budget: bool = False
+    error: str | None = None
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class Answerer:
+    def __init__(
+        self,
+        spec: LlmSpec,
+        client: LlmClient,
+        *,
+        budget: Budget | None = None,
+        limiter: Limiter | None = None,
+    ) -> None:
+        if spec.prompt_version != PROMPT_VERSION:
+            raise UsageError(
+                f"the run asks for prompt {spec.prompt_version} but this worker has "
+                f"{PROMPT_VERSION}",
+                fix="run the same memeval version on the workers as where the run started",
+            )
+        if spec.budget_scopes and budget is None:
+            raise UsageError("a budgeted run needs Redis", fix="pass the farm's Redis URL")
+        self.spec = spec
+        self.client = client
+        self.budget = budget
+        self.limiter = limiter
+        self.rate = rate_for(spec.rates, RateKind.model)
+        self._spent_out = False
+
+    def __repr__(self) -> str:
+        return f"Answerer(model={self.spec.model!r}, base_url={self.spec.base_url!r})"
+
+    async def exhausted(self) -> bool:
+        """True once no paid call may start; checked before a case begins, so the cases after
+        the budget ran out are recorded as skipped instead of being run half-way."""
+        if not self._spent_out and self.budget is not None:
+            self._spent_out = await self.budget.closed()
+        return self._spent_out
+
+    async def answer(self, question: str, pack: str) -> AnswerResult:
+        if self._spent_out:
+            return AnswerResult(skipped_budget=True)
+        chat = messages(question, pack)
+        last = ""
+        for attempt in range(self.spec.max_attempts):
+            if self.limiter is not None and self.rate is not None:
+                await self.limiter.acquire(self.rate, self.spec.model)
+            hold = None
+            if self.budget is not None:
+                hold = await self.budget.reserve(self.spec.hold_micros(chat))
+                if hold is None:
+                    self._spent_out = True
+                    return AnswerResult(skipped_budget=True)
+            try:
+                completion = await self.client.chat(
+                    self.spec.model, chat, max_tokens=self.spec.max_tokens
+                )
+            except CreditsExhausted as exc:
+                await self._release(hold)
+                await self._stop_paying(exc.message)
+                return AnswerResult(skipped_budget=True, error=exc.message)
+            except RateLimited as exc:
+                await self._release(hold)
+                await self._wait_out_429(exc.retry_after or _backoff(attempt))
+                last = exc.message
+            except Transient as exc:
+                await self._release(hold)
+                await asyncio.sleep(exc.retry_after or _backoff(attempt))
+                last = exc.message
+            except Rejected as exc:
+                await self._release(hold)
+                return AnswerResult(error=exc.message)
+            except BaseException:
+                await self._release(hold)
+                raise
+            else:
+                return await self._settle(hold, completion)
+        return AnswerResult(error=f"gave up after {self.spec.max_attempts} attempts: {last}")
+
+    async def _settle(self, hold: Hold | None, completion: Completion) -> AnswerResult:
+        cost = self._cost(completion)
+        if self.budget is not None and hold is not None:
+            await self.budget.settle(hold, cost)
+        return AnswerResult(
+            text=completion.text,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            usd_micros=cost,
+        )
+
+    def _cost(self, completion: Completion) -> int:
+        """`usage.cost` is what was billed; token prices are the fallback for other servers."""
+        if completion.cost_usd is not None:
+            return math.ceil(Decimal(str(completion.cost_usd)) * 1_000_000)
+        if self.spec.price is None:
+            return 0
+        return self.spec.price.micros(completion.prompt_tokens, completion.completion_tokens)
+
+    async def _release(self, hold: Hold | None) -> None:
+        if self.budget is not None and hold is not None:
+            await asyncio.shield(self.budget.release(hold))
+
+    async def _stop_paying(self, reason: str) -> None:
+        """The service itself says the money is gone: stop every worker, not just this one."""
+        self._spent_out = True
+        if self.budget is not None:
+            await self.budget.close(f"service: {reason}")
+
+    async def _wait_out_429(self, seconds: float) -> None:
+        """Push the shared limiter back, so every worker pauses, not only the one told."""
+        if self.limiter is not None and self.rate is not None:
+            await self.limiter.pause(self.rate, self.spec.model, seconds)
+        else:
+            await asyncio.sleep(seconds)
+
+
+def _backoff(attempt: int) -> float:
+    """Exponential with full jitter, so workers that failed together do not retry together."""
+    return random.uniform(0, min(BACKOFF_MAX_S, BACKOFF_S * 2**attempt))
+
+
+@asynccontextmanager
+async def open_answerer(spec: LlmSpec, *, redis_url: str | None = None) -> AsyncIterator[Answerer]:
+    """An answerer with its client, budget and limiter, closed on exit. Redis is needed only
+    for budget scopes or rates; the key is read here, from this process's environment."""
+    client = LlmClient(spec.base_url, timeout_s=spec.timeout_s)
+    redis: Redis | None = None
+    try:
+        if spec.budget_scopes or spec.rates:
+            if redis_url is None:
+                raise UsageError(
+                    "budgets and rate limits need Redis", fix="pass the farm's Redis URL"
+                )
+            redis = await connect_redis(redis_url)
+        yield Answerer(
+            spec,
+            client,
+            budget=Budget(redis, spec.budget_scopes) if redis and spec.budget_scopes else None,
+            limiter=Limiter(redis) if redis and spec.rates else None,
+        )
+    finally:
+        await client.aclose()
+        if redis is not None:
+            await redis.aclose()
+
+
+@asynccontextmanager
+async def answerer_for(
+    spec: LlmSpec | None, *, redis_url: str | None = None
+) -> AsyncIterator[Answerer | None]:
+    """What a farm task wraps around `run_case`: no answerer when the run has no model."""
+    if spec is None:
+        yield None
+        return
+    async with open_answerer(spec, redis_url=redis_url) as answerer:
+        yield answerer

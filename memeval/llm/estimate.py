@@ -1,0 +1,107 @@
+"""What answering a selection of cases will cost, worked out before a cent is spent.
+
+Packs are not known until the engine runs, so their size is estimated from what the case
+writes, capped at a typical pack budget. Two figures come out per model: the expected spend
+(about four characters a token, short answers) and the spend if every call used all of its
+`max_tokens`. The calls are counted with the runner's own rules, so the count is exact.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from memeval.engines.pack import tokens
+from memeval.llm.grading import answerable_probe, answerable_query, query_question
+from memeval.llm.pricing import Price
+from memeval.llm.prompt import expected_prompt_tokens
+from memeval.results import Phase
+from memeval.suites.fixture import Fixture
+from memeval.suites.scenario import Scenario
+
+PACK_TOKENS = 1500
+"""The reference engine's pack budget: a fair cap on what one recall returns."""
+EXPECTED_COMPLETION_TOKENS = 40
+"""A one-sentence answer, or `unknown`."""
+HIT_OVERHEAD_TOKENS = 12
+"""The bullet, dates and source that go with each hit of a fixture query's pack."""
+
+
+class PlannedCall(BaseModel):
+    case_id: str
+    prompt_tokens: int
+
+
+class ModelEstimate(BaseModel):
+    model: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens_expected: int
+    completion_tokens_max: int
+    usd_expected: float | None  # None: no price is known
+    usd_max: float | None
+
+
+def planned_calls(
+    cases: list[Scenario | Fixture], *, k: int = 5, pack_tokens: int = PACK_TOKENS
+) -> list[PlannedCall]:
+    """One entry per model call a single trial makes, with its expected prompt size."""
+    calls: list[PlannedCall] = []
+    for case in cases:
+        if isinstance(case, Fixture):
+            texts = sorted((tokens(a.text) for a in case.assertions), reverse=True)
+            size = min(pack_tokens, sum(t + HIT_OVERHEAD_TOKENS for t in texts[:k]))
+            calls += [
+                PlannedCall(case_id=case.id, prompt_tokens=_prompt(query_question(q), size))
+                for q in case.queries
+                if answerable_query(q)
+            ]
+            continue
+        size = min(pack_tokens, _written_tokens(case))
+        calls += [
+            PlannedCall(case_id=case.id, prompt_tokens=_prompt(p.question, size))
+            for _ in Phase
+            for p in case.probes
+            if answerable_probe(p)
+        ]
+    return calls
+
+
+def estimate(
+    calls: list[PlannedCall],
+    *,
+    trials: int,
+    prices: dict[str, Price | None],
+    max_tokens: int,
+) -> list[ModelEstimate]:
+    count = len(calls) * trials
+    prompt = sum(c.prompt_tokens for c in calls) * trials
+    expected = count * min(EXPECTED_COMPLETION_TOKENS, max_tokens)
+    most = count * max_tokens
+    out: list[ModelEstimate] = []
+    for model, price in prices.items():
+        out.append(
+            ModelEstimate(
+                model=model,
+                calls=count,
+                prompt_tokens=prompt,
+                completion_tokens_expected=expected,
+                completion_tokens_max=most,
+                usd_expected=None if price is None else price.micros(prompt, expected) / 1e6,
+                usd_max=None if price is None else price.micros(prompt, most) / 1e6,
+            )
+        )
+    return out
+
+
+def _prompt(question: str, pack_tokens: int) -> int:
+    """The prompt around a pack of `pack_tokens`, sized with a stand-in pack of that length."""
+    return expected_prompt_tokens(question, "") + pack_tokens
+
+
+def _written_tokens(case: Scenario) -> int:
+    """Everything the scenario writes: no pack can recall more than that."""
+    written = [d.title + d.text for d in case.documents]
+    written += [lr.text for lr in case.learnings]
+    for thread in case.threads:
+        written += [e.user + e.reply + "".join(t.result for t in e.tools) for e in thread.exchanges]
+    return sum(tokens(t) for t in written)

@@ -1,0 +1,115 @@
+"""Start-up for any command that pays a model: validate the options, price the models, check the
+key's remaining limit, open the budget. Everything that can fail does so here, before the first
+case starts, so a bad key or a typo never costs a half-finished run.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel
+
+from memeval.errors import UsageError
+from memeval.llm.client import LlmClient, default_base_url
+from memeval.llm.pricing import Price, parse_price, resolve_prices
+from memeval.llm.prompt import MAX_TOKENS
+from memeval.llm.spec import LlmSpec
+from workers.budget import Budget, BudgetState, connect_redis, usd_to_micros
+from workers.limiter import parse_rates
+
+
+def parse_models(text: str) -> list[str]:
+    models = [m.strip() for m in text.split(",") if m.strip()]
+    if not models:
+        raise UsageError("no model given", fix="name one or more: --models a/model,b/model")
+    repeated = sorted({m for m in models if models.count(m) > 1})
+    if repeated:
+        raise UsageError(f"model {', '.join(repeated)} is listed twice", fix="list each once")
+    return models
+
+
+def budget_micros(budget_usd: float | None) -> int | None:
+    """None means no budget; zero or less is a mistake, never 'unlimited'."""
+    if budget_usd is None:
+        return None
+    if not math.isfinite(budget_usd) or usd_to_micros(budget_usd) <= 0:
+        raise UsageError(
+            f"--budget-usd must be positive, not {budget_usd:g}",
+            fix="give the most this may spend in USD, e.g. --budget-usd 5",
+        )
+    return usd_to_micros(budget_usd)
+
+
+def user_prices(texts: list[str]) -> dict[str, Price]:
+    return dict(parse_price(t) for t in texts)
+
+
+class LlmSetup(BaseModel):
+    specs: dict[str, LlmSpec]
+    warnings: list[str]
+
+
+async def prepare(
+    models: list[str],
+    *,
+    base_url: str | None = None,
+    max_tokens: int = MAX_TOKENS,
+    prices: list[str] | None = None,
+    rates: list[str] | None = None,
+    budget_usd: float | None = None,
+    scope: str | None = None,
+) -> LlmSetup:
+    """One spec per model, ready to travel to workers. A budget needs `scope` (e.g. `run:ID`
+    or `sweep:ID`) and a price for every model."""
+    cap = budget_micros(budget_usd)
+    if cap is not None and not scope:
+        raise ValueError("a budget needs a scope")
+    parsed_rates = parse_rates(rates or [])
+    if max_tokens < 1:
+        raise UsageError("--max-tokens must be at least 1", fix="e.g. --max-tokens 256")
+    base = base_url or default_base_url()
+    client = LlmClient(base)
+    try:
+        priced = await resolve_prices(
+            models, client, user_prices(prices or []), need_prices=cap is not None
+        )
+        warnings = await _key_warnings(client, cap)
+    finally:
+        await client.aclose()
+    specs = {
+        m: LlmSpec(
+            model=m,
+            base_url=base,
+            max_tokens=max_tokens,
+            price=priced[m],
+            budget_scopes=[scope] if cap is not None and scope else [],
+            rates=parsed_rates,
+        )
+        for m in models
+    }
+    return LlmSetup(specs=specs, warnings=warnings)
+
+
+async def _key_warnings(client: LlmClient, cap: int | None) -> list[str]:
+    """OpenRouter's GET /key: a budget above the key's remaining limit will not be reached."""
+    info = await client.key_info()
+    if info is None or info.limit_remaining is None:
+        return []
+    remaining = usd_to_micros(info.limit_remaining)
+    if remaining <= 0:
+        return [f"the key's limit is used up (${info.limit_remaining:.2f} left): calls will fail"]
+    if cap is not None and remaining < cap:
+        return [
+            f"the key has ${info.limit_remaining:.2f} left of its limit, below the "
+            f"${cap / 1e6:.2f} budget: the run will stop when the key runs dry"
+        ]
+    return []
+
+
+async def open_budget(redis_url: str, scope: str, cap_micros: int) -> BudgetState:
+    """Create (or, on resume, reopen) a budget scope before any worker reserves against it."""
+    redis = await connect_redis(redis_url)
+    try:
+        return await Budget(redis, [scope]).open(scope, cap_micros)
+    finally:
+        await redis.aclose()

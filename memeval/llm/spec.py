@@ -1,0 +1,33 @@
+"""What a run's answering model is, as plain data that can cross process boundaries."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memeval.llm.pricing import Price
+from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION, max_prompt_tokens
+from workers.limiter import Rate
+
+
+class LlmSpec(BaseModel):
+    """How a run's model answers. It travels inside task messages, so it holds no secret:
+    each worker reads the key from its own environment."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1)
+    base_url: str
+    max_tokens: int = Field(default=MAX_TOKENS, ge=1)
+    prompt_version: str = PROMPT_VERSION
+    price: Price | None = Field(default=None, description="None: the service bills nothing.")
+    budget_scopes: list[str] = Field(default_factory=list)
+    rates: list[Rate] = Field(default_factory=list)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_attempts: int = Field(default=6, ge=1)
+
+    def hold_micros(self, chat: list[dict[str, str]]) -> int:
+        """The most this call can cost: every prompt token at its bound, every allowed token
+        of completion. Settling replaces it with the true cost."""
+        if self.price is None:
+            return 0
+        return self.price.micros(max_prompt_tokens(chat), self.max_tokens)

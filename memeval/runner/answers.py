@@ -1,0 +1,75 @@
+"""Model answers inside a case, when the run has an answerer; without one nothing here runs.
+
+The first reply that is skipped for budget or fails ends the case's model calls: a case is
+either fully answered or marked (`skipped_budget`, or `error` to be resumed), so comparisons
+only ever use complete answer sets, and no money goes on a case that will not count.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memeval.engines.types import QueryResult
+from memeval.llm.grading import (
+    answerable_probe,
+    answerable_query,
+    grade_query,
+    hits_pack,
+    query_question,
+)
+from memeval.results import CaseStatus, ProbeResult, QueryLog
+from memeval.runner.context import CaseContext
+from memeval.scoring.pack import grade_answer
+from memeval.suites.fixture import Query
+from memeval.suites.scenario import Probe
+
+if TYPE_CHECKING:
+    from memeval.llm.answer import AnswerResult
+
+
+async def answer_probe(probe: Probe, result: ProbeResult, ctx: CaseContext) -> None:
+    if not answerable_probe(probe):
+        return
+    reply = await _ask(probe.question, result.pack, ctx)
+    if reply is not None:
+        result.model_answer = reply.text
+        result.model_ok = grade_answer(reply.text, probe)
+        result.model_tokens = reply.tokens
+        result.model_usd_micros = reply.usd_micros
+
+
+async def answer_query(query: Query, found: QueryResult, log: QueryLog, ctx: CaseContext) -> None:
+    if not answerable_query(query):
+        return
+    reply = await _ask(query_question(query), hits_pack(found), ctx)
+    if reply is not None:
+        log.model_answer = reply.text
+        log.model_ok = grade_query(reply.text, query)
+        log.model_tokens = reply.tokens
+        log.model_usd_micros = reply.usd_micros
+
+
+async def _ask(question: str, pack: str, ctx: CaseContext) -> AnswerResult | None:
+    if ctx.answerer is None or ctx.answers_stopped is not None:
+        return None
+    step, ctx.watch.step = ctx.watch.step, "answer"  # kept out of the memory's latency KPIs
+    try:
+        reply = await ctx.watch.time("answer", ctx.answerer.answer(question, pack))
+    finally:
+        ctx.watch.step = step
+    ctx.result.answerer_usd_micros += reply.usd_micros
+    if reply.skipped_budget or reply.error is not None:
+        ctx.answers_stopped = reply
+        return None
+    return reply
+
+
+def finish_answers(ctx: CaseContext) -> None:
+    stopped = ctx.answers_stopped
+    if stopped is None or ctx.result.status is not CaseStatus.done:
+        return
+    if stopped.skipped_budget:
+        ctx.result.status = CaseStatus.skipped_budget
+    else:
+        ctx.result.status = CaseStatus.error
+        ctx.result.error = f"answerer: {stopped.error}"

@@ -1,0 +1,161 @@
+"""The global limiter: parsing `--rate`, GCRA across processes, 429 feedback, engine throttling.
+
+Timing assertions use the grant times Redis itself reports, so a loaded test machine that
+wakes a worker late can only lower the rate, never make the limiter look leaky.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import multiprocessing
+import time
+
+import pytest
+
+from memeval.errors import UsageError
+from tests.llm.fakes import WordEngine
+from workers.budget import connect_redis
+from workers.limiter import (
+    Limiter,
+    Rate,
+    RateKind,
+    limited_engine,
+    parse_rate,
+    parse_rates,
+    throttle_engine,
+)
+
+RATE = 20
+PROCESSES = 4
+RUN_S = 4.0
+
+
+@pytest.mark.parametrize(
+    ("text", "count", "period", "burst"),
+    [
+        ("engine=20/s", 20, 1.0, 2),
+        ("model=60/m", 60, 60.0, 1),
+        ("model = 600/h", 600, 3600.0, 1),
+        ("engine=100/s+3", 100, 1.0, 3),
+        ("engine=1/s", 1, 1.0, 1),
+    ],
+)
+def test_parse_rate(text, count, period, burst):
+    rate = parse_rate(text)
+    assert (rate.count, rate.period_s, rate.burst) == (count, period, burst)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("engine=20", "cannot read rate"),
+        ("engine=20/d", "unknown unit"),
+        ("tenant=5/s", "unknown kind"),
+        ("engine=0/s", "admits nothing"),
+        ("engine=5/s+0", "zero burst"),
+        ("engine=-5/s", "cannot read rate"),
+        ("20/s", "cannot read rate"),
+    ],
+)
+def test_bad_rates_are_usage_errors(text, message):
+    with pytest.raises(UsageError, match=message) as caught:
+        parse_rate(text)
+    assert caught.value.exit_code == 2 and caught.value.fix
+
+
+def test_one_limit_per_kind():
+    assert [r.kind for r in parse_rates(["engine=20/s", "model=60/m"])] == [
+        RateKind.engine,
+        RateKind.model,
+    ]
+    with pytest.raises(UsageError, match="given twice"):
+        parse_rates(["model=60/m", "model=5/s"])
+
+
+def hammer(redis_url: str, name: str, start_at: float) -> list[float]:
+    """One worker process acquiring as fast as it is let through, for RUN_S seconds."""
+
+    async def go() -> list[float]:
+        redis = await connect_redis(redis_url)
+        limiter = Limiter(redis)
+        rate = parse_rate(f"engine={RATE}/s")
+        await asyncio.sleep(max(0.0, start_at - time.time()))
+        grants: list[float] = []
+        deadline = time.monotonic() + RUN_S
+        while time.monotonic() < deadline:
+            grants.append(await limiter.acquire(rate, name))
+        await redis.aclose()
+        return grants
+
+    return asyncio.run(go())
+
+
+def test_limit_holds_across_processes_and_is_reached(redis_url, tag):
+    rate = parse_rate(f"engine={RATE}/s")
+    context = multiprocessing.get_context("spawn")
+    start_at = time.time() + 2.0  # every process is up before anyone asks
+    with context.Pool(PROCESSES) as pool:
+        shares = pool.starmap(hammer, [(redis_url, f"eng-{tag}", start_at)] * PROCESSES)
+    grants = sorted(g for share in shares for g in share)
+    assert all(share for share in shares), "a worker process never got through"
+
+    worst = max(bisect.bisect_left(grants, t + 1.0) - i for i, t in enumerate(grants))
+    assert worst <= RATE + rate.burst, f"{worst} admissions in one second at {RATE}/s"
+
+    # Sustained: skip the first half second (the burst), measure the rest of the run.
+    steady = [g for g in grants if g >= grants[0] + 0.5]
+    achieved = (len(steady) - 1) / (steady[-1] - steady[0])
+    assert achieved >= 0.95 * RATE, f"only {achieved:.1f}/s of {RATE}/s"
+
+
+def test_a_429_pauses_everyone_for_retry_after(redis_url, tag):
+    async def go():
+        redis = await connect_redis(redis_url)
+        limiter = Limiter(redis)
+        rate = Rate(kind=RateKind.model, count=50, period_s=1.0, burst=5)
+        name = f"model-{tag}"
+        first = await limiter.acquire(rate, name)
+        await limiter.pause(rate, name, 0.5)
+        await limiter.pause(rate, name, 0.1)  # a shorter, later pause does not shorten it
+        after = await limiter.acquire(rate, name)
+        assert after - first >= 0.49
+        allowed, wait_s, _ = await limiter.try_acquire(rate, name)
+        assert not allowed and wait_s > 0  # the burst restarts empty after a pause
+        await redis.aclose()
+
+    asyncio.run(go())
+
+
+def test_throttled_engine_passes_calls_through_the_limiter(redis_url, tag):
+    async def go():
+        redis = await connect_redis(redis_url)
+        engine = WordEngine()
+        engine.name = f"words-{tag}"
+        rate = Rate(kind=RateKind.engine, count=10, period_s=1.0, burst=1)
+        limited = throttle_engine(engine, Limiter(redis), rate)
+        assert throttle_engine(engine, Limiter(redis), None) is engine
+        assert limited.name == engine.name and limited.capabilities == engine.capabilities
+        started = time.monotonic()
+        for _ in range(5):
+            await limited.query("t", "anything")
+        elapsed = time.monotonic() - started
+        assert elapsed >= 0.35 and engine.calls["query"] == 5
+        await redis.aclose()
+
+    asyncio.run(go())
+
+
+def test_limited_engine_is_what_a_farm_task_wraps(redis_url, tag):
+    async def go():
+        engine = WordEngine()
+        engine.name = f"words-{tag}"
+        async with limited_engine(engine, parse_rates(["model=5/s"]), redis_url) as same:
+            assert same is engine  # no engine rate: nothing in the way
+        async with limited_engine(engine, parse_rates(["engine=10/s+1"]), redis_url) as slow:
+            started = time.monotonic()
+            for _ in range(3):
+                await slow.query("t", "anything")
+            assert time.monotonic() - started >= 0.15 and engine.calls["query"] == 3
+
+    asyncio.run(go())
