@@ -8,8 +8,9 @@ about something a few edges away. The heuristics, all generic:
   ("reports_to" -> report) or the name at its far end ("Berlin office" covers "office").
 - *Direction* of a one-edge reading follows word order: the entity written before the predicate
   phrase is its subject ("Who does Ana report to?" -> forward), after it is its object ("Who
-  reports to Ana?" -> reverse). "by" right before the entity flips this ("Who is managed by
-  Ana?" -> Ana is the subject of "manages"). A reading matched only through the far-end name
+  reports to Ana?" -> reverse). "by" right before the entity flips this for an active
+  predicate ("Who is managed by Ana?" -> Ana is the subject of "manages"), but not for a
+  predicate that is itself passive ("Who is mentored by Ana?" over `mentored_by` -> reverse). A reading matched only through the far-end name
   is forward: a name describes the thing reached.
 - *Multi-hop* readings walk forward edges up to three deep, each node expanded once (so cycles
   end) and a bounded number of edges looked at (so hubs stay cheap), and keep the path whose
@@ -142,7 +143,8 @@ def _one_edge(
             by_name = _covered(q, far)
             if not by_predicate and not by_name:
                 continue
-            if by_predicate and kind is not _direction(q, mention, by_predicate):
+            passive = "by" in tokens(predicate_words(predicate))
+            if by_predicate and kind is not _direction(q, mention, by_predicate, passive):
                 continue
             if not by_predicate and kind is Kind.reverse:
                 continue
@@ -152,10 +154,12 @@ def _one_edge(
     return out
 
 
-def _direction(q: _Question, mention: Mention, predicate_terms: set[str]) -> Kind:
+def _direction(
+    q: _Question, mention: Mention, predicate_terms: set[str], passive_predicate: bool
+) -> Kind:
     first = min(min(q.attributes[t]) for t in predicate_terms)
     entity_first = mention.start < first
-    if mention.start in q.passive_before:
+    if mention.start in q.passive_before and not passive_predicate:
         entity_first = not entity_first
     return Kind.forward if entity_first else Kind.reverse
 
