@@ -10,7 +10,8 @@ about something a few edges away. The heuristics, all generic:
   phrase is its subject ("Who does Ana report to?" -> forward), after it is its object ("Who
   reports to Ana?" -> reverse). "by" right before the entity flips this for an active
   predicate ("Who is managed by Ana?" -> Ana is the subject of "manages"), but not for a
-  predicate that is itself passive ("Who is mentored by Ana?" over `mentored_by` -> reverse). A reading matched only through the far-end name
+  predicate that is itself passive ("Who is mentored by Ana?" over `mentored_by` -> reverse).
+  A reading matched only through the far-end name
   is forward: a name describes the thing reached.
 - *Multi-hop* readings walk forward edges up to three deep, each node expanded once (so cycles
   end) and a bounded number of edges looked at (so hubs stay cheap), and keep the path whose
