@@ -9,11 +9,13 @@ import asyncio
 from collections.abc import Callable
 
 from memeval.engines.registry import create
+from memeval.llm.answer import answerer_for
 from memeval.plan import RunPlan
 from memeval.results import CaseResult
 from memeval.runner import run_case
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
+from workers.limiter import limited_engine
 
 
 async def run_plan(
@@ -22,22 +24,33 @@ async def run_plan(
     *,
     concurrency: int = 8,
     on_result: Callable[[CaseResult], None] | None = None,
+    redis_url: str | None = None,
 ) -> list[CaseResult]:
-    engine = create(plan.engine)
+    """`redis_url` is needed only when the plan sets rates or a budgeted model."""
     gate = asyncio.Semaphore(concurrency)
     results: list[CaseResult] = []
-
-    async def one(case_id: str, trial: int) -> None:
-        async with gate:
-            result = await run_case(
-                cases[case_id], engine, run_id=plan.run_id, trial=trial, options=plan.options
-            )
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
-
+    raw = create(plan.engine)
     try:
-        await asyncio.gather(*(one(ref.case_id, ref.trial) for ref in plan.cases))
+        async with (
+            limited_engine(raw, plan.options.rates, redis_url or "") as engine,
+            answerer_for(plan.options.llm, redis_url=redis_url) as answerer,
+        ):
+
+            async def one(case_id: str, trial: int) -> None:
+                async with gate:
+                    result = await run_case(
+                        cases[case_id],
+                        engine,
+                        run_id=plan.run_id,
+                        trial=trial,
+                        options=plan.options,
+                        answerer=answerer,
+                    )
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+
+            await asyncio.gather(*(one(ref.case_id, ref.trial) for ref in plan.cases))
     finally:
-        await engine.close()
+        await raw.close()
     return results

@@ -34,10 +34,16 @@ def usd_to_micros(usd: float) -> int:
     return round(usd * 1_000_000)
 
 
+def redis_py_url(url: str) -> str:
+    """Celery names a unix-socket Redis `redis+socket://PATH`; redis-py calls it `unix://PATH`."""
+    prefix = "redis+socket://"
+    return "unix://" + url.removeprefix(prefix) if url.startswith(prefix) else url
+
+
 async def connect_redis(url: str) -> Redis:
     """A checked connection: budgets fail closed, so an unreachable Redis must stop the run
     at start-up with a clear message, not half-way through with a traceback."""
-    redis = Redis.from_url(url)
+    redis = Redis.from_url(redis_py_url(url))
     try:
         await redis.ping()
     except (RedisError, OSError) as exc:

@@ -52,17 +52,25 @@ def run_on_farm(
     pool: Pool,
     console: Console,
     verbose: bool,
+    before_dispatch: Callable[[str], None] | None = None,
 ) -> None:
-    """Until every case has a result, lost ones included. `shared` comes from `connect`."""
+    """Until every case has a result, lost ones included. `shared` comes from `connect`.
+
+    `before_dispatch` gets the URL of the farm's Redis once it exists, so a run's budget can
+    be opened where its workers will look for it before any of them starts a case."""
     if not jobs:
         return
     if shared is not None:
+        if before_dispatch is not None:
+            before_dispatch(str(shared.conf.result_backend))
         _drive(shared, settings, store, run_id, jobs, console, verbose)
         return
     # Workers may start elsewhere than here: hand them the store's absolute URL.
     env = {**os.environ, "MEMEVAL_DATABASE_URL": store.url.render_as_string(hide_password=False)}
     with EmbeddedFarm(workers=workers, pool=pool, env=env) as farm:
         farm.start_workers()
+        if before_dispatch is not None:
+            before_dispatch(farm.url)
         app = make_app(settings, broker_url=farm.url)
         _drive(app, settings, store, run_id, jobs, console, verbose, [farm.node], farm.alive)
         if not farm.alive():

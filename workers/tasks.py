@@ -19,6 +19,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
 from memeval.engines.base import EngineUnavailable
+from memeval.llm.answer import answerer_for
 from memeval.results import CaseResult
 from memeval.runner import run_case
 from memeval.runner.context import RunOptions
@@ -26,6 +27,7 @@ from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
 from workers.aggregate import finalize, summary
 from workers.job import FINISH_RUN, RUN_CASE, CaseJob
+from workers.limiter import limited_engine
 from workers.redact import redact
 from workers.runtime import RUNTIME
 from workers.settings import FarmSettings
@@ -84,14 +86,7 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings) -> CaseResult:
     started = datetime.now(UTC)
     try:
         return RUNTIME.run(
-            run_case(
-                job.case,
-                RUNTIME.engine(job.engine),
-                run_id=job.run_id,
-                trial=job.trial,
-                options=job.options,
-            ),
-            timeout=settings.case_timeout,
+            case_with_limits(job, str(task.app.conf.result_backend)), timeout=settings.case_timeout
         )
     except EngineUnavailable as exc:
         attempt = task.request.retries
@@ -110,6 +105,23 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings) -> CaseResult:
         )
         reason = f"{type(exc).__name__}: {exc}"
     return job.failed(redact(reason), started)
+
+
+async def case_with_limits(job: CaseJob, redis_url: str) -> CaseResult:
+    """The case behind the global rate limiter and with the run's answering model, both kept
+    in the farm's Redis so every worker on every machine shares them."""
+    async with (
+        limited_engine(RUNTIME.engine(job.engine), job.options.rates, redis_url) as engine,
+        answerer_for(job.options.llm, redis_url=redis_url) as answerer,
+    ):
+        return await run_case(
+            job.case,
+            engine,
+            run_id=job.run_id,
+            trial=job.trial,
+            options=job.options,
+            answerer=answerer,
+        )
 
 
 def backoff(task: Task, settings: FarmSettings) -> float:

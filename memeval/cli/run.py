@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 from pathlib import Path
 from types import FrameType
@@ -18,11 +19,16 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from memeval.cli.estimate import estimate_command
+from memeval.cli.model_options import DEFAULT_MODEL, ModelPlan, in_process_redis, plan_models
+from memeval.cli.report import FailOnRegression, FailUnder
 from memeval.cli.summary import print_summary
 from memeval.engines.base import EngineUnavailable
 from memeval.errors import MemevalError, UsageError
 from memeval.plan import CaseRef, RunPlan, new_run_id, select
-from memeval.report.markdown import render
+from memeval.report import default_out_dir, write_reports
+from memeval.report.gate import enforce_gates
+from memeval.report.source import load_report
 from memeval.results import CaseResult, CaseStatus, RunReport
 from memeval.runner import RunOptions
 from memeval.store import RunStatus, Store, open_store
@@ -85,8 +91,38 @@ def run(
     md_path: Annotated[
         Path | None, typer.Option("--md", help="Also write the markdown report here.")
     ] = None,
+    llm: Annotated[
+        bool, typer.Option("--llm", help="A model answers every probe and query from its pack.")
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option(help=f"The answering model. [default: {DEFAULT_MODEL}]")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible API. [default: OpenRouter]")
+    ] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Completion cap per answer.")] = None,
+    budget_usd: Annotated[
+        float | None, typer.Option(help="Most the answering model may spend on this run.")
+    ] = None,
+    price: Annotated[
+        list[str] | None,
+        typer.Option(help="MODEL=PROMPT/COMPLETION in USD per million tokens (repeatable)."),
+    ] = None,
+    rate: Annotated[
+        list[str] | None,
+        typer.Option(help="Global rate limit, e.g. engine=20/s or model=60/m (repeatable)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option(help="Print the expected model calls and dollars, then stop.")
+    ] = False,
+    fail_under: FailUnder = None,
+    fail_on_regression: FailOnRegression = None,
 ) -> None:
-    """Run the suites against an engine and print a summary."""
+    """Run the suites against an engine and print a summary.
+
+    Exit codes: 0 all cases done, 1 some case errored, lost or missing, 2 bad input,
+    3 composite below --fail-under, 4 regression against --fail-on-regression, 130 interrupted.
+    """
     signal.signal(signal.SIGTERM, _interrupt)  # `docker stop` gets a partial report too
     settings = load_settings()
     concurrency = _workers(workers)
@@ -98,8 +134,28 @@ def run(
     for path in (json_path, md_path, out_dir and out_dir / "report.json"):
         if path is not None and path.is_dir():
             raise UsageError(f"{path} is a folder", fix="give a file path for the report")
+    baseline = load_report(fail_on_regression) if fail_on_regression else None
+    if detach and (fail_under is not None or baseline is not None):
+        raise UsageError(
+            "--detach returns before the run ends, so it cannot gate on the result",
+            fix="drop --detach, or check later with `memeval report` / `memeval compare`",
+        )
+    if dry_run:
+        estimate_command(
+            models=model or DEFAULT_MODEL,
+            suite=suite or "all",
+            only=only,
+            dimension=dimension,
+            trials=trials or 1,
+            price=price,
+            base_url=base_url,
+            budget_usd=budget_usd,
+            **({"max_tokens": max_tokens} if max_tokens is not None else {}),
+        )
+        return
     shared = None if in_process else connect(settings)
     store = open_store()
+    models = ModelPlan(llm=None, rates=[], budget_micros=None)
     if resume is not None:
         if any(v is not None for v in (engine, suite, label, only, dimension, trials)) or keep:
             raise UsageError(
@@ -108,13 +164,40 @@ def run(
             )
         jobs, run_label = _resume(store, resume)
         run_id = resume
+        if jobs and jobs[0].options.llm is not None:
+            models = ModelPlan(
+                llm=jobs[0].options.llm,
+                rates=jobs[0].options.rates,
+                budget_micros=require_run(store, resume).options.get("budget_micros"),
+            )
     else:
         engine = engine or "reference"
         _check_engine(engine)
         run_id = new_run_id()
         run_label = label or f"{engine}-{run_id}"
+        models = plan_models(
+            run_id=run_id,
+            llm=llm,
+            model=model,
+            base_url=base_url,
+            max_tokens=max_tokens,
+            prices=price or [],
+            rates=rate or [],
+            budget_usd=budget_usd,
+            console=out,
+        )
+        options = RunOptions(keep=keep, llm=models.llm, rates=models.rates)
         jobs = _plan(
-            store, run_id, run_label, engine, suite or "all", only, dimension, trials, keep
+            store,
+            run_id,
+            run_label,
+            engine,
+            suite or "all",
+            only,
+            dimension,
+            trials,
+            options,
+            models.budget_micros,
         )
 
     if detach and shared is not None:
@@ -124,7 +207,11 @@ def run(
         return
     try:
         if in_process:
-            _run_in_process(store, run_id, jobs, concurrency, verbose)
+            redis_url = in_process_redis(models)
+            opener = models.opener(run_id, out)
+            if opener is not None and redis_url is not None:
+                opener(redis_url)
+            _run_in_process(store, run_id, jobs, concurrency, verbose, redis_url)
         else:
             run_on_farm(
                 settings,
@@ -136,6 +223,7 @@ def run(
                 pool=pool,
                 console=out,
                 verbose=verbose,
+                before_dispatch=models.opener(run_id, out),
             )
     except KeyboardInterrupt:
         report = finalize(store, run_id, RunStatus.interrupted)
@@ -160,6 +248,8 @@ def run(
             f"resume with `memeval run --resume {run_id}`"
         )
         raise typer.Exit(1)
+    for line in enforce_gates(report, fail_under=fail_under, baseline=baseline):
+        out.print(line, highlight=False)
 
 
 def _interrupt(_signum: int, _frame: FrameType | None) -> None:
@@ -195,13 +285,13 @@ def _plan(
     only: list[str] | None,
     dimension: list[str] | None,
     trials: int | None,
-    keep: bool,
+    options: RunOptions,
+    budget: int | None,
 ) -> list[CaseJob]:
     if trials is not None and trials < 1:
         raise UsageError(f"--trials must be at least 1, not {trials}")
     loaded = resolve(spec)
     chosen = select(loaded, only or [], dimension or [])
-    options = RunOptions(keep=keep)
     jobs = [
         CaseJob(run_id=run_id, engine=engine, case=case, trial=trial, options=options)
         for trial in range(trials or 1)
@@ -213,7 +303,8 @@ def _plan(
         engine=engine,
         suite=_suite_name(spec),
         planned=[planned(job.case, job.trial) for job in jobs],
-        options=options.model_dump(mode="json"),
+        options=options.model_dump(mode="json") | {"budget_micros": budget},
+        prompt_version=options.llm.prompt_version if options.llm else None,
     )
     return jobs
 
@@ -249,7 +340,12 @@ def _resume(store: Store, run_id: str) -> tuple[list[CaseJob], str]:
 
 
 def _run_in_process(
-    store: Store, run_id: str, jobs: list[CaseJob], concurrency: int, verbose: bool
+    store: Store,
+    run_id: str,
+    jobs: list[CaseJob],
+    concurrency: int,
+    verbose: bool,
+    redis_url: str | None,
 ) -> None:
     """The debugging path: the same runner in this process's event loop, same store."""
     from memeval.inprocess import run_plan
@@ -272,7 +368,9 @@ def _run_in_process(
             out.print(f"{result.status.value:>6} {score:>5}  {result.case_id}#{result.trial}")
 
     cases = {job.case.id: job.case for job in jobs}
-    asyncio.run(run_plan(plan, cases, concurrency=concurrency, on_result=landed))
+    asyncio.run(
+        run_plan(plan, cases, concurrency=concurrency, on_result=landed, redis_url=redis_url)
+    )
 
 
 def _write(
@@ -282,15 +380,10 @@ def _write(
     json_path: Path | None,
     md_path: Path | None,
 ) -> None:
-    folder = out_dir or Path("memeval-runs") / label
-    text = report.model_dump_json(indent=2)
-    markdown = render(report)
-    for path, body in (
-        (folder / "report.json", text),
-        (folder / "report.md", markdown),
-        (json_path, text),
-        (md_path, markdown),
-    ):
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(body)
+    """report.md, report.json and report.html in the run's folder, plus any copies asked for."""
+    paths = write_reports(report, out_dir or default_out_dir(label))
+    for copy, source in ((json_path, paths["json"]), (md_path, paths["md"])):
+        if copy is not None:
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, copy)
+    out.print(f"reports: {paths['html'].parent}", highlight=False)

@@ -1,0 +1,111 @@
+"""`memeval run`'s model, rate and budget options, turned into what its tasks carry.
+
+Everything that can fail (a bad rate, a price missing under a budget, a key that is not set)
+fails here, before the run exists, so a typo never costs a half-finished run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict
+from rich.console import Console
+
+from memeval.errors import UsageError
+from memeval.llm.setup import budget_micros, open_budget, prepare
+from memeval.llm.spec import LlmSpec
+from workers.limiter import Rate, parse_rates
+
+DEFAULT_MODEL = "openai/gpt-4.1-mini"
+
+
+class ModelPlan(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    llm: LlmSpec | None
+    rates: list[Rate]
+    budget_micros: int | None
+
+    def opener(self, run_id: str, console: Console) -> Callable[[str], None] | None:
+        """Opens the run's budget in the farm's Redis before any case is dispatched."""
+        cap = self.budget_micros
+        if cap is None:
+            return None
+
+        def open_in(redis_url: str) -> None:
+            state = asyncio.run(open_budget(redis_url, scope(run_id), cap))
+            console.print(
+                f"budget: ${state.cap_usd:.2f}, ${state.spent_usd:.4f} spent so far",
+                highlight=False,
+            )
+
+        return open_in
+
+
+def scope(run_id: str) -> str:
+    return f"run:{run_id}"
+
+
+def plan_models(
+    *,
+    run_id: str,
+    llm: bool,
+    model: str | None,
+    base_url: str | None,
+    max_tokens: int | None,
+    prices: list[str],
+    rates: list[str],
+    budget_usd: float | None,
+    console: Console,
+) -> ModelPlan:
+    cap = budget_micros(budget_usd)
+    parsed = parse_rates(rates)
+    if not llm:
+        stray = [
+            name
+            for name, value in (
+                ("--model", model),
+                ("--budget-usd", budget_usd),
+                ("--base-url", base_url),
+                ("--max-tokens", max_tokens),
+            )
+            if value is not None
+        ]
+        if prices:
+            stray.append("--price")
+        if stray:
+            raise UsageError(
+                f"{', '.join(stray)} only apply when a model answers",
+                fix="add --llm, or drop those options",
+            )
+        return ModelPlan(llm=None, rates=parsed, budget_micros=None)
+    name = model or DEFAULT_MODEL
+    kwargs = {"max_tokens": max_tokens} if max_tokens is not None else {}
+    setup = asyncio.run(
+        prepare(
+            [name],
+            base_url=base_url,
+            prices=prices,
+            rates=rates,
+            budget_usd=budget_usd,
+            scope=scope(run_id) if cap is not None else None,
+            **kwargs,
+        )
+    )
+    for warning in setup.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    return ModelPlan(llm=setup.specs[name], rates=parsed, budget_micros=cap)
+
+
+def in_process_redis(plan: ModelPlan) -> str | None:
+    """The in-process path has no farm Redis: budgets and rates then need one named."""
+    needs = plan.budget_micros is not None or bool(plan.rates)
+    url = os.environ.get("MEMEVAL_REDIS_URL")
+    if needs and not url:
+        raise UsageError(
+            "--budget-usd and --rate keep their state in Redis, which --in-process does not start",
+            fix="drop --in-process, or set MEMEVAL_REDIS_URL=redis://HOST:6379/0",
+        )
+    return url

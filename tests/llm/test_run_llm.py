@@ -1,0 +1,48 @@
+"""`memeval run --llm` end to end: the embedded farm, a local OpenAI-compatible server, a budget."""
+
+from __future__ import annotations
+
+import json
+
+from memeval.results import RunReport
+from tests.llm.server import KEY
+
+SUITE = "tests/data/holdout_fixtures.yaml"
+
+
+def run(cli, server, tmp_path, *extra: str):
+    out = tmp_path / "out"
+    done = cli(
+        "run", "--suite", SUITE, "--llm", "--model", "test/cheap",
+        "--base-url", server.base_url, "--out", str(out), "--workers", "2", *extra,
+        env={"MEMEVAL_DATABASE_URL": f"sqlite:///{tmp_path / 'runs.db'}"},
+    )
+    report = out / "report.json"
+    return done, (RunReport.model_validate_json(report.read_text()) if report.exists() else None)
+
+
+def test_model_answers_every_query_within_budget(cli, server, tmp_path):
+    done, report = run(cli, server, tmp_path, "--budget-usd", "5")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report is not None
+    answered = [q for c in report.cases for q in c.queries if q.model_answer is not None]
+    assert answered, "no query got a model answer"
+    spent = sum(c.answerer_usd_micros for c in report.cases)
+    assert spent == server.billed_micros > 0
+    assert spent <= 5_000_000
+    for path in (tmp_path / "out").iterdir():
+        assert KEY not in path.read_text(errors="ignore")
+    assert KEY not in done.stdout + done.stderr
+
+
+def test_a_budget_that_binds_still_finishes_the_run(cli, server, tmp_path):
+    done, report = run(cli, server, tmp_path, "--budget-usd", "0.0005")
+    assert report is not None, done.stderr
+    statuses = {c.status.value for c in report.cases}
+    assert "skipped_budget" in statuses
+    assert not report.missing
+    assert sum(c.answerer_usd_micros for c in report.cases) <= 500
+    assert server.billed_micros <= 500
+    assert "Traceback" not in done.stderr
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert data["run_id"] == report.run_id
