@@ -7,6 +7,7 @@ import sys
 import typer
 from rich.console import Console
 
+from memeval.cli import engines as engines_cmd
 from memeval.cli import estimate as estimate_cmd
 from memeval.cli import farm as farm_cmd
 from memeval.cli import report as report_cmd
@@ -33,6 +34,9 @@ app.command("worker", context_settings=_PASSTHROUGH)(farm_cmd.worker)
 app.command("flower", context_settings=_PASSTHROUGH)(farm_cmd.flower)
 app.command("status")(farm_cmd.status)
 app.command("runs")(farm_cmd.runs)
+app.command("engines")(engines_cmd.engines)
+app.command("serve")(engines_cmd.serve)
+app.command("conformance")(engines_cmd.conformance)
 
 err = Console(stderr=True)
 

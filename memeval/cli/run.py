@@ -24,6 +24,7 @@ from memeval.cli.model_options import DEFAULT_MODEL, ModelPlan, in_process_redis
 from memeval.cli.report import FailOnRegression, FailUnder
 from memeval.cli.summary import print_summary
 from memeval.engines.base import EngineUnavailable
+from memeval.engines.registry import parse_ref, with_options
 from memeval.errors import MemevalError, UsageError
 from memeval.plan import CaseRef, RunPlan, new_run_id, select
 from memeval.report import default_out_dir, write_reports
@@ -50,6 +51,13 @@ def run(
     engine: Annotated[
         str | None,
         typer.Option(help="Engine to evaluate: reference, naive, ... [default: reference]"),
+    ] = None,
+    url: Annotated[
+        str | None, typer.Option(help="Base URL of the engine's service (e.g. for --engine http).")
+    ] = None,
+    enrich_wait: Annotated[
+        float | None,
+        typer.Option(help="cortex, tinyhumans: most seconds to wait for enrichment to drain."),
     ] = None,
     suite: Annotated[
         str | None,
@@ -157,7 +165,8 @@ def run(
     store = open_store()
     models = ModelPlan(llm=None, rates=[], budget_micros=None)
     if resume is not None:
-        if any(v is not None for v in (engine, suite, label, only, dimension, trials)) or keep:
+        given = (engine, url, enrich_wait, suite, label, only, dimension, trials)
+        if any(v is not None for v in given) or keep:
             raise UsageError(
                 "--resume runs the cases of the run it names, with that run's options",
                 fix="drop --engine/--suite/--label/--only/--dimension/--trials/--keep",
@@ -171,10 +180,10 @@ def run(
                 budget_micros=require_run(store, resume).options.get("budget_micros"),
             )
     else:
-        engine = engine or "reference"
+        engine = with_options(engine or "reference", url=url, enrich_wait=enrich_wait)
         _check_engine(engine)
         run_id = new_run_id()
-        run_label = label or f"{engine}-{run_id}"
+        run_label = label or f"{parse_ref(engine).name}-{run_id}"
         models = plan_models(
             run_id=run_id,
             llm=llm,

@@ -1,27 +1,190 @@
-"""Engines by name: the one place a name on the command line becomes an `Engine`."""
+"""Engines by reference: the one place a name on the command line becomes an `Engine`.
+
+A reference is what task messages carry, so it holds no secret:
+
+- `reference`, `cortex`, ...: a built-in engine, or a name a package registered under the
+  `memeval.engines` entry-point group;
+- `package.module:Class`: any Engine subclass importable in the worker;
+- either, followed by `?option=value&...`: plain settings for an engine that takes them,
+  e.g. `http?url=http://127.0.0.1:8080` or `cortex?enrich_wait=60`. Keys come only from
+  each worker's environment (see `memeval engines` for the variables).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from urllib.parse import parse_qsl, urlencode
 
+from pydantic import BaseModel, Field
+
+from memeval.engines import plugins
+from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.base import Engine
-from memeval.engines.naive import NaiveEngine
-from memeval.engines.reference import ReferenceEngine
 from memeval.errors import UsageError
 
-_FACTORIES: dict[str, Callable[[], Engine]] = {
-    "reference": ReferenceEngine,
-    "naive": NaiveEngine,
+BUILTIN: dict[str, str] = {
+    "reference": "memeval.engines.reference:ReferenceEngine",
+    "naive": "memeval.engines.naive:NaiveEngine",
+    "http": "memeval.engines.adapters.http:HttpEngine",
+    "cortex": "memeval.engines.adapters.cortex:CortexEngine",
+    "tinyhumans": "memeval.engines.adapters.tinyhumans:TinyHumansEngine",
+    "verifiedstate": "memeval.engines.adapters.verifiedstate:VerifiedStateEngine",
+    "mem0": "memeval.engines.adapters.mem0:Mem0Engine",
 }
 
 
+class EngineRef(BaseModel):
+    name: str
+    options: dict[str, str] = Field(default_factory=dict)
+
+
+def parse_ref(text: str) -> EngineRef:
+    name, _, query = text.strip().partition("?")
+    fix = "write NAME or NAME?option=value&option=value (values URL-encoded)"
+    if not name:
+        raise UsageError(f"engine reference `{text}` names no engine", fix=fix)
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise UsageError(f"cannot read the options of engine `{text}`", fix=fix) from None
+    options: dict[str, str] = {}
+    for key, value in pairs:
+        if key in options:
+            raise UsageError(f"engine `{name}`: option `{key}` is given twice", fix=fix)
+        options[key] = value
+    return EngineRef(name=name, options=options)
+
+
+def with_options(text: str, **options: str | float | None) -> str:
+    """`text` with more options folded in, for flags such as `--url` that set one."""
+    ref = parse_ref(text)
+    for key, value in options.items():
+        if value is None:
+            continue
+        if key in ref.options:
+            raise UsageError(
+                f"`{key}` is set twice: by a flag and in the engine reference `{text}`",
+                fix="keep one of them",
+            )
+        ref.options[key] = str(value)
+    return ref.name + (f"?{urlencode(ref.options)}" if ref.options else "")
+
+
 def known() -> list[str]:
-    return sorted(_FACTORIES)
+    return sorted({*BUILTIN, *plugins.entry_points_by_name()})
+
+
+def engine_class(name: str) -> type[Engine]:
+    """The class behind a name: built-in first, then entry points, then `module:Class`."""
+    if name in BUILTIN:
+        return plugins.load_class(BUILTIN[name])
+    if plugins.is_target(name):
+        return plugins.load_class(name)
+    ep = plugins.entry_points_by_name().get(name)
+    if ep is None:
+        raise UsageError(
+            f"unknown engine `{name}`",
+            fix=f"use one of: {', '.join(known())}, or package.module:Class",
+        )
+    return plugins.load_entry_point(ep)
+
+
+def settings_model(cls: type[Engine]) -> type[EngineSettings] | None:
+    model = getattr(cls, "settings_model", None)
+    return model if isinstance(model, type) and issubclass(model, EngineSettings) else None
+
+
+def validate(name: str) -> None:
+    """Everything `create` checks except the keys: what a process that only dispatches to
+    remote workers can check, since the workers hold the keys."""
+    ref = parse_ref(name)
+    model = settings_model(engine_class(ref.name))
+    if model is None:
+        _no_options(ref)
+    else:
+        model.check(ref.options)
+
+
+def _no_options(ref: EngineRef) -> None:
+    if ref.options:
+        raise UsageError(f"engine `{ref.name}` takes no options", fix=f"use plain `{ref.name}`")
 
 
 def create(name: str) -> Engine:
-    """A fresh engine; each call gets its own state, so runs never share memory."""
-    factory = _FACTORIES.get(name)
-    if factory is None:
-        raise UsageError(f"unknown engine `{name}`", fix=f"use one of: {', '.join(known())}")
-    return factory()
+    """A fresh engine from a reference; each call gets its own state, so runs never share
+    memory. Settings are checked here, before any network call, so a missing key or a bad
+    URL stops `memeval run` before the run exists."""
+    ref = parse_ref(name)
+    cls = engine_class(ref.name)
+    model = settings_model(cls)
+    if model is None:
+        if ref.options:
+            raise UsageError(f"engine `{ref.name}` takes no options", fix=f"use plain `{ref.name}`")
+        return cls()
+    return cls(model.load(ref.options))  # type: ignore[call-arg]
+
+
+class Setting(BaseModel):
+    """One setting an engine reads: where it comes from, never its value if secret."""
+
+    option: str | None = Field(description="Its `?option=` name; None for a secret.")
+    env: str
+    required: bool
+    secret: bool
+    default: str | None = None
+    present: bool = Field(description="Whether this process's environment sets it.")
+    description: str = ""
+
+
+class EngineListing(BaseModel):
+    name: str
+    origin: str
+    capabilities: list[str] | None = Field(description="None: declared by the server.")
+    settings: list[Setting] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+def describe() -> list[EngineListing]:
+    """Every installed engine, for `memeval engines`; a broken plug-in is listed, not fatal."""
+    eps = plugins.entry_points_by_name()
+    rows = []
+    for name in known():
+        origin = "built-in" if name in BUILTIN else f"plugin {eps[name].value}"
+        try:
+            cls = engine_class(name)
+        except UsageError as exc:
+            rows.append(EngineListing(name=name, origin=origin, capabilities=[], error=exc.message))
+            continue
+        from_server = getattr(cls, "capabilities_from_server", False)
+        rows.append(
+            EngineListing(
+                name=name,
+                origin=origin,
+                capabilities=None if from_server else sorted(cls.capabilities),
+                settings=_settings_of(settings_model(cls)),
+                notes=list(getattr(cls, "notes", ())),
+            )
+        )
+    return rows
+
+
+def _settings_of(model: type[EngineSettings] | None) -> list[Setting]:
+    if model is None:
+        return []
+    out = []
+    for field, info in model.model_fields.items():
+        env = model.env_name(field)
+        secret = model.is_secret(field)
+        out.append(
+            Setting(
+                option=None if secret else field,
+                env=env,
+                required=info.is_required(),
+                secret=secret,
+                default=None if info.is_required() else str(info.default),
+                present=bool(os.environ.get(env)),
+                description=info.description or "",
+            )
+        )
+    return out

@@ -22,7 +22,6 @@ import pytest
 import redis
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = Path(__file__).resolve().parent / "plugin"
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 REDIS_DB = 7
 
@@ -79,6 +78,13 @@ class Farm:
         with sqlite3.connect(self.db) as connection:
             return connection.execute(sql, params).fetchall()
 
+    def has_results(self) -> bool:
+        """True once some case result is stored; the store may not have made its tables yet."""
+        try:
+            return self.db.exists() and bool(self.rows("select 1 from case_results limit 1"))
+        except sqlite3.OperationalError:
+            return False
+
 
 @pytest.fixture
 def farm(tmp_path: Path) -> Farm:
@@ -86,7 +92,7 @@ def farm(tmp_path: Path) -> Farm:
     (tmp_path / "marks").mkdir()
     env = _strip_farm_env()
     env.update(
-        PYTHONPATH=os.pathsep.join([str(ROOT), str(PLUGIN)]),
+        PYTHONPATH=str(ROOT),
         MEMEVAL_DATABASE_URL=f"sqlite:///{tmp_path / 'store' / 'memeval.db'}",
         MEMEVAL_TEST_MARKS=str(tmp_path / "marks"),
         MEMEVAL_QUIET_AFTER="1",

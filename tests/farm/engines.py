@@ -24,7 +24,7 @@ _writes = itertools.count()
 class Slow(ReferenceEngine):
     """Marks and sleeps before each write."""
 
-    name = "test-slow"
+    name = "tests.farm.engines:Slow"
 
     async def _pause(self, tenant: str) -> None:
         marks = os.environ.get("MEMEVAL_TEST_MARKS")
@@ -44,7 +44,7 @@ class Slow(ReferenceEngine):
 class Crashing(ReferenceEngine):
     """A bug in the engine: every write raises something that is not `EngineUnavailable`."""
 
-    name = "test-crash"
+    name = "tests.farm.engines:Crashing"
 
     async def store(self, tenant: str, assertion: Assertion) -> None:
         raise RuntimeError("engine bug")
@@ -53,7 +53,7 @@ class Crashing(ReferenceEngine):
 class Down(ReferenceEngine):
     """An engine that cannot be reached, ever: infrastructure, so the case is retried."""
 
-    name = "test-down"
+    name = "tests.farm.engines:Down"
 
     async def store(self, tenant: str, assertion: Assertion) -> None:
         raise EngineUnavailable("connection refused")
@@ -63,7 +63,7 @@ class Secretive(ReferenceEngine):
     """Needs a key from the worker's environment, and quotes it in one error, as a careless
     HTTP client might; the farm must keep it out of messages, the store, logs and reports."""
 
-    name = "test-secret"
+    name = "tests.farm.engines:Secretive"
 
     def __init__(self) -> None:
         super().__init__()
@@ -78,4 +78,8 @@ class Secretive(ReferenceEngine):
         await super().store(tenant, assertion)
 
 
-ENGINES = {e.name: e for e in (Slow, Crashing, Down, Secretive)}
+# How runs name these engines: a plug-in reference that every worker process can import.
+SLOW = f"{__name__}:Slow"
+CRASHING = f"{__name__}:Crashing"
+DOWN = f"{__name__}:Down"
+SECRETIVE = f"{__name__}:Secretive"

@@ -18,6 +18,7 @@ from memeval.runner import RunOptions
 from memeval.store import open_store
 from memeval.suites.catalog import resolve
 from tests.farm.conftest import Farm, stop, wait_for
+from tests.farm.engines import SECRETIVE, SLOW
 from workers.config import make_app
 from workers.dispatch import dispatch
 from workers.job import CaseJob, planned
@@ -104,7 +105,7 @@ def test_no_secret_reaches_messages_store_logs_or_reports(shared: Farm, redis_ur
     with monitor(redis_url) as commands:
         worker = shared.start("worker", "--concurrency", "2", log="worker.log")
         try:
-            run = shared.run("run", "--engine", "test-secret", "--only", "cfo_on_date",
+            run = shared.run("run", "--engine", SECRETIVE, "--only", "cfo_on_date",
                              "--only", "never_stored_parking", "--label", "secret",
                              "--out", str(out), "--verbose")  # fmt: skip
         finally:
@@ -136,10 +137,10 @@ def test_a_redelivered_case_is_stored_once_and_the_chord_completes(
     store = open_store(shared.env["MEMEVAL_DATABASE_URL"])
     cases = [c.case for c in resolve("dimensions").cases if c.case.name in _THREE]
     jobs = [
-        CaseJob(run_id="dup", engine="test-slow", case=case, trial=0, options=RunOptions())
+        CaseJob(run_id="dup", engine=SLOW, case=case, trial=0, options=RunOptions())
         for case in cases
     ]
-    store.create_run(run_id="dup", label="dup", engine="test-slow", suite="dimensions",
+    store.create_run(run_id="dup", label="dup", engine=SLOW, suite="dimensions",
                      planned=[planned(j.case, j.trial) for j in jobs])  # fmt: skip
     dispatch(app, "dup", jobs)
     broker = redis.Redis.from_url(redis_url)

@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 from tests.farm.conftest import ROOT, Farm, alive, children, wait_for
+from tests.farm.engines import CRASHING, DOWN, SLOW
 
 CASE_FILES = [
     "lifecycle/brain_lookup.yaml",
@@ -67,7 +68,7 @@ def test_embedded_run_scores_like_the_runner_in_process(farm: Farm) -> None:
 
 def test_a_crashing_case_is_an_error_and_the_run_completes(farm: Farm) -> None:
     farm.env.update(MEMEVAL_RETRIES="1", MEMEVAL_RETRY_BACKOFF="0.1")
-    crash = farm.run("run", "--engine", "test-crash", "--only", "cfo_on_date",
+    crash = farm.run("run", "--engine", CRASHING, "--only", "cfo_on_date",
                      "--only", "never_stored_parking", "--label", "crash",
                      "--out", str(farm.tmp / "out" / "crash"), "--workers", "1")  # fmt: skip
     assert crash.returncode == 1, crash.stdout + crash.stderr
@@ -76,7 +77,7 @@ def test_a_crashing_case_is_an_error_and_the_run_completes(farm: Farm) -> None:
     assert [c["status"] for c in cases] == ["error", "error"]
     assert all("RuntimeError: engine bug" in c["error"] for c in cases)
 
-    down = farm.run("run", "--engine", "test-down", "--only", "cfo_on_date", "--label", "down",
+    down = farm.run("run", "--engine", DOWN, "--only", "cfo_on_date", "--label", "down",
                     "--out", str(farm.tmp / "out" / "down"), "--workers", "2",
                     "--pool", "threads")  # fmt: skip
     assert down.returncode == 1, down.stdout + down.stderr
@@ -88,7 +89,7 @@ def test_a_crashing_case_is_an_error_and_the_run_completes(farm: Farm) -> None:
 
 def test_a_killed_worker_process_has_its_case_redelivered(farm: Farm) -> None:
     farm.env["MEMEVAL_TEST_DELAY"] = "0.3"
-    run = farm.start("run", "--engine", "test-slow", "--dimension", "temporal", "--label", "kill",
+    run = farm.start("run", "--engine", SLOW, "--dimension", "temporal", "--label", "kill",
                      "--out", str(farm.tmp / "out" / "kill"), "--workers", "2")  # fmt: skip
     mark = wait_for(lambda: sorted(farm.marks.iterdir()), 60, "a case to start")[0]
     victim = int(mark.name.split("-")[0])
@@ -105,9 +106,9 @@ def test_a_killed_worker_process_has_its_case_redelivered(farm: Farm) -> None:
 
 def test_a_dead_worker_node_loses_its_cases_and_resume_runs_only_those(farm: Farm) -> None:
     farm.env["MEMEVAL_TEST_DELAY"] = "0.3"
-    run = farm.start("run", "--engine", "test-slow", "--dimension", "abstention", "--label",
+    run = farm.start("run", "--engine", SLOW, "--dimension", "abstention", "--label",
                      "lost", "--out", str(farm.tmp / "out" / "lost"), "--workers", "2")  # fmt: skip
-    wait_for(lambda: farm.db.exists() and farm.rows("select 1 from case_results"), 60, "a result")
+    wait_for(farm.has_results, 60, "a result")
     node = next(p for p in children(run.pid) if b"workers.app" in _cmdline(p))
     os.kill(node, signal.SIGKILL)  # the whole node, so nothing can requeue its cases
 
@@ -134,9 +135,9 @@ def test_a_dead_worker_node_loses_its_cases_and_resume_runs_only_those(farm: Far
 
 def test_ctrl_c_keeps_finished_cases_and_writes_a_partial_report(farm: Farm) -> None:
     farm.env["MEMEVAL_TEST_DELAY"] = "0.5"
-    run = farm.start("run", "--engine", "test-slow", "--dimension", "conflict", "--label", "int",
+    run = farm.start("run", "--engine", SLOW, "--dimension", "conflict", "--label", "int",
                      "--out", str(farm.tmp / "out" / "int"), "--workers", "1")  # fmt: skip
-    wait_for(lambda: farm.db.exists() and farm.rows("select 1 from case_results"), 60, "a result")
+    wait_for(farm.has_results, 60, "a result")
     helpers = children(run.pid)
     assert helpers
     run.send_signal(signal.SIGINT)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import httpx
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memeval.errors import UsageError
@@ -32,13 +33,7 @@ class EngineSettings(BaseSettings):
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        try:
-            url = httpx.URL(value)
-        except (httpx.InvalidURL, TypeError) as exc:
-            raise ValueError(f"`{value}` is not a URL") from exc
-        if url.scheme not in ("http", "https") or not url.host:
-            raise ValueError(f"`{value}` is not an http(s) URL with a host")
-        return value.rstrip("/")
+        return http_url(value)
 
     @classmethod
     def env_name(cls, field: str) -> str:
@@ -56,6 +51,27 @@ class EngineSettings(BaseSettings):
     def load(cls, options: dict[str, str]) -> EngineSettings:
         """Settings from the environment, with `options` from the reference on top; every
         problem becomes one message that names the option or variable to change."""
+        cls._check_options(options)
+        try:
+            return cls(**options)
+        except ValidationError as exc:
+            raise cls._explain(exc.errors()[0]) from None
+
+    @classmethod
+    def check(cls, options: dict[str, str]) -> None:
+        """`load`'s checks, minus the secrets: for a process that only dispatches work, whose
+        workers hold the keys."""
+        cls._check_options(options)
+        try:
+            cls(**options)
+        except ValidationError as exc:
+            for error in exc.errors():
+                field = _field_of(cls, error["loc"])
+                if not (error["type"] == "missing" and cls.is_secret(field)):
+                    raise cls._explain(error) from None
+
+    @classmethod
+    def _check_options(cls, options: dict[str, str]) -> None:
         for name in options:
             if name not in cls.model_fields:
                 raise UsageError(
@@ -67,18 +83,13 @@ class EngineSettings(BaseSettings):
                     f"`{name}` is a secret and cannot be part of an engine reference",
                     fix=f"set {cls.env_name(name)} in the environment of every worker",
                 )
-        try:
-            return cls(**options)
-        except ValidationError as exc:
-            raise cls._explain(exc) from None
 
     @classmethod
     def plain_fields(cls) -> list[str]:
         return [name for name in cls.model_fields if not cls.is_secret(name)]
 
     @classmethod
-    def _explain(cls, exc: ValidationError) -> UsageError:
-        error = exc.errors()[0]
+    def _explain(cls, error: ErrorDetails) -> UsageError:
         field = _field_of(cls, error["loc"])
         env = cls.env_name(field) if field in cls.model_fields else field
         if error["type"] == "missing":
@@ -93,6 +104,17 @@ class EngineSettings(BaseSettings):
             f"engine `{cls.engine}`: `{field}`: {message}",
             fix=f"correct {env} or the `{field}` option",
         )
+
+
+def http_url(value: str) -> str:
+    """`value` without a trailing slash, if it is an http(s) URL with a host."""
+    try:
+        url = httpx.URL(value)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise ValueError(f"`{value}` is not a URL") from exc
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"`{value}` is not an http(s) URL with a host")
+    return value.rstrip("/")
 
 
 def _field_of(cls: type[EngineSettings], loc: tuple[Any, ...]) -> str:

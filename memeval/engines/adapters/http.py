@@ -1,0 +1,146 @@
+"""`http`: any engine that speaks memeval's REST protocol, in whatever language it is written.
+
+The URL comes from `MEMEVAL_HTTP_URL`, `--url` or `http?url=...`; the bearer token only from
+`MEMEVAL_HTTP_TOKEN`. What the engine supports is what the server declares at `GET
+/v1/engine`, read on the first call; a 501 names the capability it lacks.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field, SecretStr
+from pydantic_settings import SettingsConfigDict
+
+from memeval.engines.adapters import protocol as p
+from memeval.engines.adapters.remote import RemoteEngine, parse
+from memeval.engines.adapters.settings import EngineSettings
+from memeval.engines.adapters.transport import RemoteError
+from memeval.engines.base import Unsupported
+from memeval.engines.types import (
+    Assertion,
+    BeliefReport,
+    Capability,
+    ConflictReport,
+    Derived,
+    MemoryItem,
+    Pack,
+    QueryResult,
+    Turn,
+    TurnContext,
+    Usage,
+)
+
+
+class HttpSettings(EngineSettings):
+    model_config = SettingsConfigDict(env_prefix="MEMEVAL_HTTP_")
+    engine = "http"
+    token: SecretStr = Field(description="Bearer token the server expects.")
+
+
+class HttpEngine(RemoteEngine):
+    name = "http"
+    settings_model = HttpSettings
+    key_field = "token"
+    capabilities_from_server = True
+
+    async def connect(self) -> None:
+        info = parse(p.EngineInfo, await self.fetch("GET", p.ENGINE), self.name)
+        if info.protocol != p.VERSION:
+            raise RemoteError(
+                f"http: the server speaks protocol {info.protocol}, memeval speaks {p.VERSION}"
+            )
+        self.remote_name = info.name
+        self.capabilities = frozenset(info.capabilities)
+
+    async def _call(self, method: str, path: str, body: Any = None) -> Any:
+        """One protocol call; a 501 becomes `Unsupported`, naming what the server lacks."""
+        try:
+            return await self.request(method, path, json=body)
+        except RemoteError as exc:
+            if exc.status == 501 and isinstance(exc.body, dict):
+                capability = exc.body.get("capability")
+                if capability in Capability.__members__:
+                    raise Unsupported(Capability(capability)) from None
+            raise
+
+    async def _tenant(self, method: str, tenant: str, route: str, body: Any = None) -> Any:
+        return await self._call(method, p.tenant_path(tenant, route), body)
+
+    async def _pack(self, tenant: str, route: str, body: p.Model) -> Pack:
+        data = await self._tenant("POST", tenant, route, body.model_dump(mode="json"))
+        return parse(Pack, data, self.name)
+
+    # ---- fixture face -------------------------------------------------------------------
+
+    async def store(self, tenant: str, assertion: Assertion) -> None:
+        await self._tenant("POST", tenant, p.ASSERTIONS, assertion.model_dump(mode="json"))
+
+    async def query(self, tenant: str, text: str, k: int = 5) -> QueryResult:
+        body = p.QueryRequest(text=text, k=k).model_dump(mode="json")
+        return parse(QueryResult, await self._tenant("POST", tenant, p.QUERY, body), self.name)
+
+    async def query_at(self, tenant: str, text: str, as_of: datetime, k: int = 5) -> QueryResult:
+        body = p.QueryRequest(text=text, k=k, as_of=as_of).model_dump(mode="json")
+        return parse(QueryResult, await self._tenant("POST", tenant, p.QUERY, body), self.name)
+
+    async def conflicts(self, tenant: str, assertion_id: str) -> list[ConflictReport]:
+        path = p.tenant_path(tenant, p.CONFLICTS, assertion_id=assertion_id)
+        data = await self._call("GET", path)
+        return [parse(ConflictReport, c, self.name) for c in data or []]
+
+    async def reset(self, tenant: str) -> None:
+        await self._tenant("DELETE", tenant, p.ASSERTIONS)
+
+    # ---- lifecycle face -----------------------------------------------------------------
+
+    async def ingest(self, tenant: str, item: MemoryItem) -> str:
+        data = await self._tenant("POST", tenant, p.MEMORIES, item.model_dump(mode="json"))
+        return parse(p.WriteAck, data, self.name).id
+
+    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
+        return await self._pack(tenant, p.PRE_TURN, ctx)
+
+    async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
+        body = p.PostTurnRequest(agent=agent, thread=thread, turn=turn).model_dump(mode="json")
+        data = await self._tenant("POST", tenant, p.POST_TURN, body)
+        return parse(p.WriteAck, data, self.name).id
+
+    async def start_session(
+        self,
+        tenant: str,
+        agent: str,
+        thread: str | None,
+        focus: str | None,
+        at: datetime,
+    ) -> Pack:
+        body = p.SessionRequest(agent=agent, thread=thread, focus=focus, at=at)
+        return await self._pack(tenant, p.SESSIONS, body)
+
+    async def recall_for_compaction(
+        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
+    ) -> Pack:
+        body = p.CompactionRequest(agent=agent, thread=thread, dropped=dropped)
+        return await self._pack(tenant, p.COMPACTION, body)
+
+    async def compile_context(self, tenant: str, agent: str, heading: str, at: datetime) -> Pack:
+        return await self._pack(
+            tenant, p.CONTEXT, p.ContextRequest(agent=agent, heading=heading, at=at)
+        )
+
+    async def build_beliefs(self, tenant: str) -> BeliefReport:
+        data = await self._tenant("POST", tenant, p.BELIEFS_BUILD)
+        return parse(BeliefReport, data, self.name)
+
+    async def list(self, tenant: str) -> list[str]:
+        return parse(p.Listing, await self._tenant("GET", tenant, p.MEMORIES), self.name).ids
+
+    async def forget(self, tenant: str) -> None:
+        await self._tenant("DELETE", tenant, p.MEMORIES)
+
+    async def inspect(self, tenant: str) -> Derived:
+        return parse(Derived, await self._tenant("GET", tenant, p.DERIVED), self.name)
+
+    async def usage(self) -> Usage:
+        return parse(Usage, await self._call("GET", p.USAGE), self.name)
