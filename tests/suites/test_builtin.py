@@ -50,3 +50,10 @@ def test_schema_is_json_schema(cli):
     assert done.returncode == 0
     schema = json.loads(done.stdout)
     assert "scenario" in json.dumps(schema) and "fixture" in json.dumps(schema)
+
+
+def test_installed_package_ships_the_suites(cli, tmp_path):
+    """From a folder with no checkout in sight, the installed package still finds its suites."""
+    done = cli("suites", "list", "--json", cwd=tmp_path, env={"PYTHONPATH": ""})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["fixtures"] == 50
