@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, TypeVar
 
-from pydantic import StringConstraints
+from pydantic import BaseModel, ConfigDict, StringConstraints
 
 Slug = Annotated[
     str,
@@ -14,6 +14,12 @@ Slug = Annotated[
 """An id that is safe in a case id, a tenant name and a URL path."""
 
 T = TypeVar("T")
+
+
+class Strict(BaseModel):
+    """Suite models reject unknown fields: a typo in a user's YAML is an error, not ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def check_unique(items: Sequence[T], attr: str = "id") -> Sequence[T]:

@@ -8,18 +8,12 @@ from typing import Any, Literal
 
 from pydantic import (
     AwareDatetime,
-    BaseModel,
-    ConfigDict,
     Field,
     field_validator,
     model_validator,
 )
 
-from memeval.suites.common import Slug, check_unique
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+from memeval.suites.common import Slug, Strict, check_unique
 
 
 class Dimension(StrEnum):

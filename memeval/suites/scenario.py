@@ -10,16 +10,12 @@ from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from memeval.suites.common import Slug, check_unique
+from memeval.suites.common import Slug, Strict, check_unique
 
 DEFAULT_TENANT = "main"
 DEFAULT_AGENT = "assistant"
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Via(StrEnum):
