@@ -53,8 +53,7 @@ def register(app: Celery, settings: FarmSettings) -> None:
             trial=trial,
             options=RunOptions.model_validate(options),
         )
-        run = RUNTIME.store.get_run(run_id)
-        if run is not None and run.status is RunStatus.interrupted:
+        if RUNTIME.store.run_status(run_id) is RunStatus.interrupted:
             return job.reference()  # Ctrl-C'd: a worker that missed the revoke skips it too
         result = execute(task, job, settings)
         try:

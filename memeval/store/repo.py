@@ -10,10 +10,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import cache
 from types import TracebackType
 from typing import Any, Self
 
-from sqlalchemy import Engine, delete, func, insert, or_
+from sqlalchemy import Delete, Engine, Table, bindparam, delete, func, or_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
@@ -36,6 +37,31 @@ _DONE = CaseStatus.done.value
 def new_run_id() -> str:
     """Sortable by start time at a glance, and unique without coordination between machines."""
     return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+# Core statements, built once and run with parameters: building them per call (and going
+# through the ORM) cost more than running them, and a case's write holds the database lock.
+_RUNS, _CASES = RunRow.__table__, CaseRow.__table__  # type: ignore[attr-defined]
+_RUN_EXISTS = select(_RUNS.c.id).where(_RUNS.c.id == bindparam("run_id"))
+_RUN_STATUS = select(_RUNS.c.status).where(_RUNS.c.id == bindparam("run_id"))
+_PROBES, _CHECKS = ProbeRow.__table__, CheckRow.__table__  # type: ignore[attr-defined]
+
+
+@cache
+def _upsert_case(dialect: str) -> postgresql.Insert | sqlite.Insert:
+    """Insert a case row, or update it unless that would replace a done result by another."""
+    stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_CASES)
+    kept = (*_CASE_KEY, "id", "created_at")
+    return stmt.on_conflict_do_update(
+        index_elements=list(_CASE_KEY),
+        set_={c.name: stmt.excluded[c.name] for c in _CASES.columns if c.name not in kept},
+        where=or_(_CASES.c.status != _DONE, stmt.excluded.status == _DONE),
+    ).returning(_CASES.c.id)
+
+
+@cache
+def _delete_children(table: Table) -> Delete:
+    return delete(table).where(*(table.c[name] == bindparam(name) for name in _CASE_KEY))
 
 
 def _insert(session: Session, table: type[SQLModel]) -> postgresql.Insert | sqlite.Insert:
@@ -178,6 +204,13 @@ class Store:
             counts = self._counts(session, [r.id for r in rows])
             return [run_record(r, counts[r.id]) for r in rows]
 
+    def run_status(self, run_id: str) -> RunStatus | None:
+        """The status alone, for a check on every task: `get_run` also parses the whole plan
+        and counts every result, which made each case cost more the bigger its run."""
+        with self.engine.connect() as connection:
+            status = connection.execute(_RUN_STATUS, {"run_id": run_id}).scalar()
+            return None if status is None else RunStatus(status)
+
     @staticmethod
     def _require_run(session: Session, run_id: str) -> RunRow:
         row = session.get(RunRow, run_id)
@@ -206,32 +239,19 @@ class Store:
         already succeeded may hit a flaky engine the second time, and must not erase the
         answer. Returns whether this result was stored.
         """
-        with self._write() as session:
-            self._require_run(session, result.run_id)
-            values = case_values(result, utcnow())
-            stmt = _insert(session, CaseRow).values(values)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=list(_CASE_KEY),
-                set_={
-                    name: stmt.excluded[name]
-                    for name in values
-                    if name not in (*_CASE_KEY, "created_at")
-                },
-                where=or_(col(CaseRow.status) != _DONE, stmt.excluded.status == _DONE),
-            ).returning(col(CaseRow.id))
-            if session.execute(stmt).first() is None:
+        values = case_values(result, utcnow())
+        key = {name: values[name] for name in _CASE_KEY}
+        engine = self.engine
+        with engine.execution_options(**WRITE).begin() as connection:
+            if connection.execute(_RUN_EXISTS, {"run_id": result.run_id}).first() is None:
+                raise UnknownRun(result.run_id)  # by key alone: loading the plan costs O(run)
+            if connection.execute(_upsert_case(engine.dialect.name), values).first() is None:
                 return False
             # Children are replaced wholesale; the upsert above holds the case row's lock.
-            for table, rows in ((ProbeRow, probe_values(result)), (CheckRow, check_values(result))):
-                session.execute(
-                    delete(table).where(
-                        col(table.run_id) == result.run_id,
-                        col(table.case_id) == result.case_id,
-                        col(table.trial) == result.trial,
-                    )
-                )
+            for table, rows in ((_PROBES, probe_values(result)), (_CHECKS, check_values(result))):
+                connection.execute(_delete_children(table), key)
                 if rows:
-                    session.execute(insert(table), rows)
+                    connection.execute(table.insert(), rows)
             return True
 
     def case_results(self, run_id: str) -> list[CaseResult]:
