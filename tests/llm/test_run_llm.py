@@ -13,8 +13,19 @@ SUITE = "tests/data/holdout_fixtures.yaml"
 def run(cli, server, tmp_path, *extra: str):
     out = tmp_path / "out"
     done = cli(
-        "run", "--suite", SUITE, "--llm", "--model", "test/cheap",
-        "--base-url", server.base_url, "--out", str(out), "--workers", "2", *extra,
+        "run",
+        "--suite",
+        SUITE,
+        "--llm",
+        "--model",
+        "test/cheap",
+        "--base-url",
+        server.base_url,
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+        *extra,
         env={"MEMEVAL_DATABASE_URL": f"sqlite:///{tmp_path / 'runs.db'}"},
     )
     report = out / "report.json"
