@@ -210,6 +210,9 @@ def run(
         )
 
     if detach and shared is not None:
+        opener = models.opener(run_id, out)
+        if opener is not None:
+            opener(str(shared.conf.result_backend))
         if jobs:
             dispatch(shared, run_id, jobs)
         out.print(run_id)
