@@ -10,7 +10,7 @@ import asyncio
 import os
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 from rich.console import Console
 
 from memeval.errors import UsageError
@@ -22,8 +22,6 @@ DEFAULT_MODEL = "openai/gpt-4.1-mini"
 
 
 class ModelPlan(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     llm: LlmSpec | None
     rates: list[Rate]
     budget_micros: int | None
