@@ -5,6 +5,7 @@ PostgreSQL through psycopg 3 with a pre-pinged pool.
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> No
         # busy_timeout first: switching to WAL itself needs a lock another process may hold.
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys = ON")
-        (mode,) = cursor.execute("PRAGMA journal_mode = WAL").fetchone()
+        mode = _switch_to_wal(cursor)
     finally:
         cursor.close()
     if mode.lower() != "wal":
@@ -37,6 +38,21 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> No
             f"SQLite refused WAL mode (got `{mode}`), so parallel workers would lock each other",
             fix="put the database on a local disk, or use PostgreSQL via MEMEVAL_DATABASE_URL",
         )
+
+
+def _switch_to_wal(cursor: sqlite3.Cursor) -> str:
+    """Retry by hand: when several processes open a new database at once, the switch can meet
+    SQLITE_BUSY without busy_timeout being consulted (SQLite refuses to wait where waiting could
+    deadlock), so the timeout alone does not cover it."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            (mode,) = cursor.execute("PRAGMA journal_mode = WAL").fetchone()
+            return str(mode)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 def _on_sqlite_begin(connection: Connection) -> None:
