@@ -53,7 +53,7 @@ def register(app: Celery, settings: FarmSettings) -> None:
             trial=trial,
             options=RunOptions.model_validate(options),
         )
-        if RUNTIME.store.run_status(run_id) is RunStatus.interrupted:
+        if RUNTIME.run_status(run_id) is RunStatus.interrupted:
             return job.reference()  # Ctrl-C'd: a worker that missed the revoke skips it too
         result = execute(task, job, settings)
         try:

@@ -42,7 +42,6 @@ def new_run_id() -> str:
 # Core statements, built once and run with parameters: building them per call (and going
 # through the ORM) cost more than running them, and a case's write holds the database lock.
 _RUNS, _CASES = RunRow.__table__, CaseRow.__table__  # type: ignore[attr-defined]
-_RUN_EXISTS = select(_RUNS.c.id).where(_RUNS.c.id == bindparam("run_id"))
 _RUN_STATUS = select(_RUNS.c.status).where(_RUNS.c.id == bindparam("run_id"))
 _PROBES, _CHECKS = ProbeRow.__table__, CheckRow.__table__  # type: ignore[attr-defined]
 
@@ -56,7 +55,7 @@ def _upsert_case(dialect: str) -> postgresql.Insert | sqlite.Insert:
         index_elements=list(_CASE_KEY),
         set_={c.name: stmt.excluded[c.name] for c in _CASES.columns if c.name not in kept},
         where=or_(_CASES.c.status != _DONE, stmt.excluded.status == _DONE),
-    ).returning(_CASES.c.id)
+    ).returning(_CASES.c.created_at)
 
 
 @cache
@@ -71,12 +70,18 @@ def _insert(session: Session, table: type[SQLModel]) -> postgresql.Insert | sqli
     return sqlite.insert(table)
 
 
+# Engines a forked child inherited from its parent. They stay referenced for the child's whole
+# life: closing them, or letting garbage collection do it, would end the parent's Postgres
+# sessions (libpq says goodbye on the shared socket) or touch its SQLite locks.
+_INHERITED: list[Engine] = []
+
+
 class Store:
     """A handle that is safe to build in a parent and use in forked children.
 
     Nothing connects until first use, and the engine is keyed by process id: a child that
-    inherits a parent's engine drops it unclosed and builds its own, so no socket or SQLite
-    handle is ever shared across a fork.
+    inherits a parent's engine sets it aside, never using or closing it, and builds its own,
+    so no socket or SQLite handle is ever shared across a fork.
     """
 
     def __init__(self, url: URL) -> None:
@@ -102,10 +107,13 @@ class Store:
 
         Forking needs no call (the pid check covers it); call it at shutdown, e.g. from Celery's
         `worker_process_shutdown`, so Postgres sees clean goodbyes. An engine inherited from a
-        parent is only forgotten, since closing it would close the parent's connections.
+        parent is only set aside, since closing it would close the parent's connections.
         """
         if self._engine is not None:
-            self._engine.dispose(close=self._pid == os.getpid())
+            if self._pid == os.getpid():
+                self._engine.dispose()
+            else:
+                _INHERITED.append(self._engine)
         self._engine, self._pid = None, None
 
     def __enter__(self) -> Self:
@@ -243,13 +251,18 @@ class Store:
         key = {name: values[name] for name in _CASE_KEY}
         engine = self.engine
         with engine.execution_options(**WRITE).begin() as connection:
-            if connection.execute(_RUN_EXISTS, {"run_id": result.run_id}).first() is None:
-                raise UnknownRun(result.run_id)  # by key alone: loading the plan costs O(run)
-            if connection.execute(_upsert_case(engine.dialect.name), values).first() is None:
+            try:
+                stored = connection.execute(_upsert_case(engine.dialect.name), values).first()
+            except IntegrityError as exc:  # the foreign key to `runs`: cheaper than a read first
+                raise UnknownRun(result.run_id) from exc
+            if stored is None:
                 return False
-            # Children are replaced wholesale; the upsert above holds the case row's lock.
+            # A row created by this very call has no children yet; a replaced one has its
+            # children replaced wholesale, under the lock the upsert above holds on its row.
+            replaced = stored.created_at != values["created_at"]
             for table, rows in ((_PROBES, probe_values(result)), (_CHECKS, check_values(result))):
-                connection.execute(_delete_children(table), key)
+                if replaced:
+                    connection.execute(_delete_children(table), key)
                 if rows:
                     connection.execute(table.insert(), rows)
             return True

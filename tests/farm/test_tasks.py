@@ -11,6 +11,7 @@ from celery import Celery
 from memeval.runner import RunOptions
 from memeval.store import RunStatus, Store, open_store
 from memeval.suites.catalog import resolve
+from workers import runtime
 from workers.aggregate import finalize
 from workers.config import make_app
 from workers.job import FINISH_RUN, RUN_CASE, CaseJob, planned
@@ -106,3 +107,24 @@ def test_a_message_holds_the_case_and_names_the_engine_only(
     )
     assert rebuilt == job
     assert "assertions" not in message["kwargsrepr"]  # events and logs skip the case body
+
+
+def test_a_case_of_an_interrupted_run_is_skipped_once_the_status_is_seen(
+    app: Celery, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The status is cached per worker process for `STATUS_TTL_S`: an interrupt is seen late
+    by at most that long, and never missed after it."""
+    first, second = jobs()
+    store.create_run(run_id="r1", label="r1", engine="reference", suite="all",
+                     planned=[planned(j.case, j.trial) for j in (first, second)])  # fmt: skip
+    monkeypatch.setattr(runtime, "STATUS_TTL_S", 60.0)
+    assert RUNTIME.run_status("r1") is RunStatus.running
+    finalize(store, "r1", RunStatus.interrupted)
+    assert RUNTIME.run_status("r1") is RunStatus.running  # still within the TTL
+
+    monkeypatch.setattr(runtime, "STATUS_TTL_S", 0.0)
+    message = second.message()
+    assert app.tasks[RUN_CASE].apply(message["args"], message["kwargs"]).get() == (
+        second.reference()
+    )
+    assert store.case_results("r1") == []
