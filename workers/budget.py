@@ -112,12 +112,21 @@ class Budget:
                 keys += [f"{base}:queue", f"{base}:seen"]
         return keys
 
-    async def open(self, scope: str, cap_micros: int) -> BudgetState:
-        """Create `scope` with its cap; reopening (a resumed run) keeps the spend so far."""
+    async def open(self, scope: str, cap_micros: int, *, spent_micros: int = 0) -> BudgetState:
+        """Create `scope` with its cap; reopening (a resumed run) keeps the spend so far.
+
+        `spent_micros` seeds a scope this Redis has never seen, for a resume whose earlier
+        spend is known only from its stored results; a live scope keeps its own count.
+        """
         if cap_micros <= 0:
             raise ValueError("a budget cap must be positive")
+        if spent_micros < 0:
+            raise ValueError("a budget's spend cannot be negative")
         key = self._state_key(scope)
-        await self.redis.hsetnx(key, "cap", cap_micros)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hsetnx(key, "cap", cap_micros)
+            pipe.hsetnx(key, "spent", spent_micros)
+            await pipe.execute()
         await self.redis.expire(key, KEY_TTL_S)
         return await self.state(scope)
 

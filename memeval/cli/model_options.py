@@ -25,6 +25,7 @@ class ModelPlan(BaseModel):
     llm: LlmSpec | None
     rates: list[Rate]
     budget_micros: int | None
+    spent_micros: int = 0  # what a resumed run's results already paid
 
     def opener(self, run_id: str, console: Console) -> Callable[[str], None] | None:
         """Opens the run's budget in the farm's Redis before any case is dispatched."""
@@ -33,7 +34,7 @@ class ModelPlan(BaseModel):
             return None
 
         def open_in(redis_url: str) -> None:
-            state = asyncio.run(open_budget(redis_url, scope(run_id), cap))
+            state = asyncio.run(open_budget(redis_url, scope(run_id), cap, self.spent_micros))
             console.print(
                 f"budget: ${state.cap_usd:.2f}, ${state.spent_usd:.4f} spent so far",
                 highlight=False,

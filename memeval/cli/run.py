@@ -32,7 +32,7 @@ from memeval.report.gate import enforce_gates
 from memeval.report.source import load_report
 from memeval.results import CaseResult, CaseStatus, RunReport
 from memeval.runner import RunOptions
-from memeval.store import RunStatus, Store, open_store
+from memeval.store import RunRecord, RunStatus, Store, open_store
 from memeval.suites.catalog import BUILTIN, resolve
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
@@ -171,17 +171,20 @@ def run(
                 "--resume runs the cases of the run it names, with that run's options",
                 fix="drop --engine/--suite/--label/--only/--dimension/--trials/--keep",
             )
-        jobs, run_label = _resume(store, resume)
-        run_id = resume
+        jobs, record = _resume(store, resume)
+        run_id, run_label = resume, record.label
         if jobs and jobs[0].options.llm is not None:
             models = ModelPlan(
                 llm=jobs[0].options.llm,
                 rates=jobs[0].options.rates,
-                budget_micros=require_run(store, resume).options.get("budget_micros"),
+                budget_micros=record.options.get("budget_micros"),
+                # An embedded farm's Redis died with the last session: the spend comes back
+                # from the results it paid for, or the resumed run could spend the cap again.
+                spent_micros=sum(r.answerer_usd_micros for r in store.case_results(resume)),
             )
     else:
         engine = with_options(engine or "reference", url=url, enrich_wait=enrich_wait)
-        _check_engine(engine)
+        _check_engine(engine, remote=shared is not None)
         run_id = new_run_id()
         run_label = label or f"{parse_ref(engine).name}-{run_id}"
         models = plan_models(
@@ -276,11 +279,15 @@ def _workers(workers: int | None) -> int:
     return workers
 
 
-def _check_engine(name: str) -> None:
-    """Fail fast on an unknown engine, before the run exists."""
-    from memeval.engines.registry import create
+def _check_engine(name: str, *, remote: bool) -> None:
+    """Fail fast on an unknown engine or bad options, before the run exists. Workers on a
+    shared broker hold the keys, so a dispatching shell there is not asked for them."""
+    from memeval.engines.registry import create, validate
 
-    asyncio.run(create(name).close())
+    if remote:
+        validate(name)
+    else:
+        asyncio.run(create(name).close())
 
 
 def _suite_name(spec: str) -> str:
@@ -321,7 +328,7 @@ def _plan(
     return jobs
 
 
-def _resume(store: Store, run_id: str) -> tuple[list[CaseJob], str]:
+def _resume(store: Store, run_id: str) -> tuple[list[CaseJob], RunRecord]:
     """The run's cases without a done result, rebuilt from its suite; reopens the run."""
     record = require_run(store, run_id)
     missing = store.missing_cases(run_id)
@@ -348,7 +355,7 @@ def _resume(store: Store, run_id: str) -> tuple[list[CaseJob], str]:
         for p in missing
     ]
     out.print(f"resuming {run_id}: {len(jobs)} of {record.planned_count} cases to run")
-    return jobs, record.label
+    return jobs, record
 
 
 def _run_in_process(

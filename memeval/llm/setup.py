@@ -106,10 +106,12 @@ async def _key_warnings(client: LlmClient, cap: int | None) -> list[str]:
     return []
 
 
-async def open_budget(redis_url: str, scope: str, cap_micros: int) -> BudgetState:
+async def open_budget(
+    redis_url: str, scope: str, cap_micros: int, spent_micros: int = 0
+) -> BudgetState:
     """Create (or, on resume, reopen) a budget scope before any worker reserves against it."""
     redis = await connect_redis(redis_url)
     try:
-        return await Budget(redis, [scope]).open(scope, cap_micros)
+        return await Budget(redis, [scope]).open(scope, cap_micros, spent_micros=spent_micros)
     finally:
         await redis.aclose()

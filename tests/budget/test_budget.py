@@ -173,3 +173,20 @@ def test_unreachable_redis_is_a_clear_usage_error():
     with pytest.raises(UsageError, match="cannot reach Redis") as caught:
         asyncio.run(connect_redis("redis://:secret@127.0.0.1:1/0"))
     assert "secret" not in caught.value.render()
+
+
+def test_a_new_scope_can_be_seeded_with_the_spend_of_an_earlier_session(redis_url, tag):
+    async def go():
+        scope = f"run:{tag}"
+        redis = await connect_redis(redis_url)
+        budget = Budget(redis, [scope])
+        state = await budget.open(scope, 1000, spent_micros=900)
+        assert state.spent_micros == 900
+        assert (await budget.try_reserve(200))[1] is None  # only 100 left
+        again = await budget.open(scope, 1000, spent_micros=0)  # a live scope keeps its count
+        assert again.spent_micros == 900
+        with pytest.raises(ValueError, match="negative"):
+            await budget.open(f"other:{tag}", 1000, spent_micros=-1)
+        await redis.aclose()
+
+    run(go())
