@@ -11,6 +11,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memeval.engines.types import Usage
+
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -100,6 +102,18 @@ class QueryLog(Model):
     model_usd_micros: int = 0
 
 
+class UsageWindow(Model):
+    """The engine's running totals read as a case started and as it ended.
+
+    Totals, not deltas: cases share an engine (and a hosted account), so one case's delta
+    also holds its neighbours' traffic. A run's spend is the union of its cases' windows
+    (`memeval.scoring.spend`), which counts every overlap once and no idle gap at all.
+    """
+
+    before: Usage
+    after: Usage
+
+
 class CaseResult(Model):
     run_id: str
     case_id: str
@@ -116,7 +130,8 @@ class CaseResult(Model):
     timings: list[Timing] = Field(default_factory=list)
     beliefs_built: int = 0
     tags: list[str] = Field(default_factory=list)
-    engine_usd_micros: int = 0
+    engine_usd_micros: int = 0  # within this case's window, neighbours' traffic included
+    engine_usage: UsageWindow | None = None  # None: the engine reports no usage
     answerer_usd_micros: int = 0
     error: str | None = None
     started_at: datetime | None = None

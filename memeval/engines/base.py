@@ -110,6 +110,8 @@ class Engine:
         raise Unsupported(Capability.inspect)
 
     async def usage(self) -> Usage:
+        """Running totals since the engine's account began, never a delta: the runner reads
+        them around each case, and only totals survive cases sharing the engine."""
         raise Unsupported(Capability.usage)
 
 

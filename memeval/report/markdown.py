@@ -216,7 +216,13 @@ def _latency(report: RunReport) -> list[str]:
 def _usage(report: RunReport) -> list[str]:
     used = usage(report.cases)
     spend = [
-        ["engine", number(used.engine_usd, "usd"), DASH],
+        [
+            "engine",
+            number(used.engine_usd, "usd"),
+            DASH
+            if used.engine_calls is None
+            else f"{used.engine_calls} calls, {used.engine_tokens} tokens",
+        ],
         [
             "answering model",
             number(used.answerer_usd, "usd"),

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult
 from memeval.scoring.kpis import kpis, percentile
+from memeval.scoring.spend import engine_spend
 
 ALL = "all"
 PACK_HEAD_LINES = 12
@@ -62,7 +63,9 @@ class CallUsage(Row):
 
 
 class Usage(Row):
-    engine_usd: float
+    engine_usd: float | None  # None: the engine reports no usage
+    engine_calls: int | None
+    engine_tokens: int | None
     answerer_usd: float
     model_answers: int
     model_tokens: int
@@ -203,8 +206,11 @@ def usage(cases: list[CaseResult]) -> Usage:
             calls[t.call].append(t.ms)
     probes = [p for c in cases for p in c.probes]
     answered = [*probes, *(q for c in cases for q in c.queries)]
+    spend = engine_spend(cases)
     return Usage(
-        engine_usd=sum(c.engine_usd_micros for c in cases) / 1e6,
+        engine_usd=None if spend is None else spend.usd_micros / 1e6,
+        engine_calls=None if spend is None else spend.calls,
+        engine_tokens=None if spend is None else spend.tokens,
         answerer_usd=sum(c.answerer_usd_micros for c in cases) / 1e6,
         model_answers=sum(a.model_answer is not None for a in answered),
         model_tokens=sum(a.model_tokens for a in answered),

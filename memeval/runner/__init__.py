@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from memeval.engines.base import Engine, EngineUnavailable, Unsupported
-from memeval.results import CaseResult, CaseStatus
+from memeval.engines.types import Capability, Usage
+from memeval.results import CaseResult, CaseStatus, UsageWindow
 from memeval.runner.answers import finish_answers
 from memeval.runner.context import CaseContext, RunOptions, tenant_base
 from memeval.runner.fixture import run_fixture
@@ -56,6 +57,7 @@ async def run_case(
         result.finished_at = datetime.now(UTC)
         return result
     ctx = CaseContext(result, options, answerer)
+    before = await _usage(engine)
     try:
         if isinstance(case, Fixture):
             await run_fixture(case, engine, ctx)
@@ -72,10 +74,25 @@ async def run_case(
         if not options.keep:
             ctx.watch.step = "forget"
             await _forget(case, engine, ctx)
+    after = await _usage(engine)
+    if before is not None and after is not None:
+        result.engine_usage = UsageWindow(before=before, after=after)
+        result.engine_usd_micros = max(0, after.usd_micros - before.usd_micros)
     finish_answers(ctx)
     result.timings = ctx.watch.timings
     result.finished_at = datetime.now(UTC)
     return result
+
+
+async def _usage(engine: Engine) -> Usage | None:
+    """The engine's running totals, or None when it keeps none; read outside the timed steps,
+    so the bookkeeping never shows up as the engine's latency."""
+    if Capability.usage not in engine.capabilities:
+        return None
+    try:
+        return await engine.usage()
+    except Unsupported:
+        return None
 
 
 def _scenario_score(result: CaseResult) -> float:

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from memeval.results import CaseResult, CaseStatus, Kpi, Phase, ProbeResult
+from memeval.scoring.spend import engine_spend
 from memeval.suites.fixture import WEIGHTS, Dimension
 
 PRE_TURN_TIMEOUT_MS = 1000.0
@@ -141,12 +142,13 @@ def kpis(cases: list[CaseResult]) -> list[Kpi]:
         "higher",
     )
 
-    engine_usd = sum(c.engine_usd_micros for c in cases) / 1e6
+    spend = engine_spend(cases)
+    engine_usd = None if spend is None else spend.usd_micros / 1e6
     answer_usd = sum(c.answerer_usd_micros for c in cases) / 1e6
     correct = sum(p.hit for p in probes) + sum(ch.ok for c in cases for ch in c.checks)
     add("cost", "engine_usd", (engine_usd, len(cases)), "usd", "lower")
     add("cost", "answerer_usd", (answer_usd, len(cases)), "usd", "lower")
-    per = (engine_usd + answer_usd) / correct if correct else None
+    per = ((engine_usd or 0.0) + answer_usd) / correct if correct else None
     add("cost", "usd_per_correct", (per, correct), "usd", "lower")
     tokens = [float(p.pack_tokens) for p in probes]
     add("cost", "pack_tokens", (_mean(tokens), len(tokens)), "tokens", "lower")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memeval.engines.types import Usage
 from memeval.results import (
     CaseResult,
     CaseStatus,
@@ -13,6 +14,7 @@ from memeval.results import (
     ProbeResult,
     QueryLog,
     Timing,
+    UsageWindow,
 )
 from memeval.scoring.kpis import composite, dimension_scores, kpis, percentile
 
@@ -171,6 +173,9 @@ def test_cost_kpis():
     case = scenario(
         [probe(Phase.recall, True, 1), probe(Phase.recall, True, 1)],
         engine_usd_micros=1_000_000,
+        engine_usage=UsageWindow(
+            before=Usage(usd_micros=2_000_000), after=Usage(usd_micros=3_000_000)
+        ),
         answerer_usd_micros=500_000,
     )
     k = by_name(kpis([case]))

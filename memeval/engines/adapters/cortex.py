@@ -13,7 +13,8 @@
   0 twice in a row, for at most `enrich_wait` seconds, because beliefs built before fact
   extraction ends are built from nothing. The jobs the writes handed back are then replayed
   with one build over the tenant's whole scope.
-- `usage` is the delta of `v1/admin/usage` since this engine connected: the run's own cost.
+- `usage` is `v1/admin/usage`'s running totals; the runner reads them around every case and a
+  run's cost is the union of those windows (`memeval.scoring.spend`).
 """
 
 from __future__ import annotations
@@ -84,7 +85,6 @@ class CortexEngine(RemoteEngine):
         super().__init__(settings)
         self.cortex = settings
         self.version = "unknown"
-        self._baseline = Usage()
         self._pending: dict[str, list[w.Experience]] = defaultdict(list)
         self._jobs: dict[str, list[str]] = defaultdict(list)
         self._cursor: dict[str, str | None] = {}
@@ -118,7 +118,6 @@ class CortexEngine(RemoteEngine):
         if health.status.lower() not in ("ok", "healthy", "ready"):
             raise EngineUnavailable(f"cortex reports health `{health.status}`")
         self.version = parse(w.Version, await self._read("admin/version"), self.name).version
-        self._baseline = _Reading(await self._read("admin/usage"), self.name).usage
 
     async def _backlog(self) -> _Reading:
         return _Reading(await self._get("admin/usage"), self.name)
@@ -368,12 +367,7 @@ class CortexEngine(RemoteEngine):
         return derived
 
     async def usage(self) -> Usage:
-        now = (await self._backlog()).usage
-        return Usage(
-            calls=now.calls - self._baseline.calls,
-            tokens=now.tokens - self._baseline.tokens,
-            usd_micros=now.usd_micros - self._baseline.usd_micros,
-        )
+        return (await self._backlog()).usage
 
 
 class _Reading:
