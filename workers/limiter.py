@@ -4,6 +4,8 @@ Celery's `rate_limit` counts per worker, so ten workers at 20/s make 200/s. This
 keeps one GCRA state per key in Redis and admits with an atomic Lua script that reads Redis'
 own clock, so the limit holds however many workers there are and however their clocks drift.
 Limits are set per kind (`engine=20/s`, `model=60/m`) and apply to each engine or model name.
+A 429 from a model or an engine pushes its key back for everyone (`Limiter.pause`), so the
+crowd of workers waits out the Retry-After together instead of only the one that was told.
 """
 
 from __future__ import annotations
@@ -14,18 +16,24 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
+from memeval.engines.adapters.transport import back_pressure
 from memeval.engines.base import Engine
 from memeval.errors import UsageError
 from workers.budget import connect_redis
 
 LUA = Path(__file__).resolve().parent / "lua"
 UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+MAX_PAUSE_S = 60.0
+"""The longest one 429 may hold every worker: a Retry-After of hours (a typo, a daily quota)
+would otherwise stall the whole farm on one reply; a service that still refuses after this
+says so again, and each refusal pushes the key back anew."""
 _SPEC = re.compile(r"^(?P<kind>[a-z]+)=(?P<count>\d+)/(?P<unit>[a-z]+)(?:\+(?P<burst>\d+))?$")
 
 
@@ -123,10 +131,11 @@ class Limiter:
             await asyncio.sleep(wait_s)
 
     async def pause(self, rate: Rate, name: str, seconds: float) -> float:
-        """The service said 429: hold everyone on this key for `seconds` (its Retry-After)."""
+        """The service said 429: hold everyone on this key for `seconds` (its Retry-After, at
+        most `MAX_PAUSE_S`); returns how long the key is now held, a longer earlier hold kept."""
+        held_us = int(min(max(seconds, 0.0), MAX_PAUSE_S) * 1e6)
         waited_us = await self._pause(
-            keys=[self.key(rate, name)],
-            args=[max(0, int(seconds * 1e6)), rate.interval_us, rate.burst],
+            keys=[self.key(rate, name)], args=[held_us, rate.interval_us, rate.burst]
         )
         return int(waited_us) / 1e6
 
@@ -153,7 +162,8 @@ _ENGINE_CALLS = frozenset(
 
 
 class _Throttled:
-    """Forwards everything to the engine; its memory calls first pass the global limiter."""
+    """Forwards everything to the engine; its memory calls first pass the global limiter, and
+    a 429 the engine's transport meets during one of them pushes the limiter back."""
 
     def __init__(self, engine: Engine, limiter: Limiter, rate: Rate) -> None:
         self._engine = engine
@@ -168,7 +178,8 @@ class _Throttled:
 
         async def throttled(*args: Any, **kwargs: Any) -> Any:
             await self._limiter.acquire(self._rate, self._engine.name)
-            return await call(*args, **kwargs)
+            with back_pressure(partial(self._limiter.pause, self._rate, self._engine.name)):
+                return await call(*args, **kwargs)
 
         return throttled
 

@@ -5,7 +5,9 @@ Outcomes are sorted by what the farm should do with them:
 - 429 and 5xx are retried here with exponential backoff, honouring Retry-After; connection
   errors and timeouts too. Once retries run out, a 429, 502, 503, 504 or a lost connection
   is `EngineUnavailable` (infrastructure: the farm retries the whole case later), while a
-  500 is `RemoteError` (the engine broke on this input: a scored failure).
+  500 is `RemoteError` (the engine broke on this input: a scored failure). Every 429 also
+  goes to `pause`, by default the hook the caller installed with `back_pressure` (the farm's
+  global limiter): one worker sleeping alone would leave the others hammering the service.
 - 401 and 403 are `AuthRejected`, whose fix names the variable that holds the key: retrying
   cannot help, and every later case would fail the same way.
 - Any other 4xx is a `RemoteError`.
@@ -19,7 +21,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -38,6 +42,34 @@ MAX_WAIT = 60.0  # a Retry-After longer than this is left to the farm's own case
 MASK = "***"
 
 Pause = Callable[[float], Awaitable[object]]
+
+_HOLD: ContextVar[Pause | None] = ContextVar("memeval_engine_hold", default=None)
+
+
+@contextmanager
+def back_pressure(pause: Pause) -> Iterator[None]:
+    """Pass every 429 met by the calls run inside to `pause`, with the wait the engine asked for.
+
+    A context variable, not a field of the transport: one engine and its transport serve
+    several cases at once, each behind its own limiter connection, and each asyncio task sees
+    only the hook of the call it runs. Engines stay free of Redis; the farm supplies the hook.
+    """
+    token = _HOLD.set(pause)
+    try:
+        yield
+    finally:
+        _HOLD.reset(token)
+
+
+async def pass_back(seconds: float) -> None:
+    """`Transport.pause` unless overridden: the running call's `back_pressure` hook, if any."""
+    hold = _HOLD.get()
+    if hold is None:
+        return
+    try:
+        await hold(seconds)
+    except Exception as exc:  # telling the others is a courtesy: the call itself goes on
+        log.warning("could not pass a %gs back-off to the shared limiter: %s", seconds, exc)
 
 
 class RemoteError(Exception):
@@ -90,7 +122,7 @@ class Transport:
         self.engine = engine
         self.key_env = key_env
         self.headers = dict(headers or {})
-        self.pause: Pause | None = None  # a global limiter's hold, called on each Retry-After
+        self.pause: Pause = pass_back  # told how long each 429 asked everyone to wait
         self._key = key
         self._auth = KeyAuth(key, scheme) if key is not None else None
         self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
@@ -124,9 +156,11 @@ class Transport:
                 if response.is_success:
                     return response
                 self._raise_final(where, response)
+            wait = self._wait(attempt, response)
+            if response is not None and response.status_code == 429:
+                await self.pause(wait)  # before giving up too: the others should still slow down
             if attempt >= self._retries:
                 raise self._exhausted(where, failure, response)
-            wait = self._wait(attempt, response)
             if wait > MAX_WAIT:
                 raise EngineUnavailable(
                     f"{self.engine}: {where} {failure} and asked to wait {wait:g}s"
@@ -140,8 +174,6 @@ class Transport:
                 self._retries,
                 wait,
             )
-            if response is not None and response.status_code == 429 and self.pause is not None:
-                await self.pause(wait)
             await asyncio.sleep(wait)
             attempt += 1
 
