@@ -1,4 +1,5 @@
-"""Sends a run's cases as one chord, waits for them to land, and revokes what is left on Ctrl-C.
+"""Sends a run's cases (or a sweep's, across its runs) as one chord, waits for them to land, and
+revokes what is left on Ctrl-C.
 
 Works the same on the embedded broker and on a fleet: only the app and the watchdog's view of
 the workers differ.
@@ -13,8 +14,7 @@ from celery import Celery, chord, uuid
 from kombu.exceptions import OperationalError
 
 from memeval.errors import UsageError
-from memeval.store import CaseKey
-from workers.job import FINISH_RUN, RUN_CASE, CaseJob
+from workers.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob, JobKey
 from workers.progress import CaseState, Landings
 from workers.settings import safe_url
 from workers.watchdog import Watchdog
@@ -45,19 +45,27 @@ def check_broker(app: Celery) -> None:
         ) from exc
 
 
-def dispatch(app: Celery, run_id: str, jobs: list[CaseJob]) -> dict[str, CaseKey]:
-    """One chord: a `run_case` per job, then `finish_run`; returns the task ids.
+def dispatch(app: Celery, run_id: str | list[str], jobs: list[CaseJob]) -> dict[str, JobKey]:
+    """One chord: a `run_case` per job, in the order given, then `finish_run` for a run id or
+    `finish_sweep` for a sweep's run ids; returns the task ids.
 
-    Task ids are fresh on every dispatch, so a case revoked by a Ctrl-C can be sent again by
-    `--resume`. Case results are ignored by Celery (the chord still counts them): progress is
-    read from the store, so this process need not subscribe to one result per case.
+    The queue is first in, first out and a worker process holds one case at a time, so the
+    order given is the order cases start: a sweep's interleaving survives dispatch. Task ids are
+    fresh on every dispatch, so a case revoked by a Ctrl-C can be sent again by `--resume`. Case
+    results are ignored by Celery (the chord still counts them): progress is read from the
+    store, so this process need not subscribe to one result per case.
     """
     ids = {uuid(): job for job in jobs}
     header = [
         app.signature(RUN_CASE, task_id=i, ignore_result=True, **job.message())
         for i, job in ids.items()
     ]
-    chord(header, app.signature(FINISH_RUN, args=(run_id,))).apply_async()
+    finish = (
+        app.signature(FINISH_RUN, args=(run_id,))
+        if isinstance(run_id, str)
+        else app.signature(FINISH_SWEEP, args=(run_id,))
+    )
+    chord(header, finish).apply_async()
     # The group still subscribes this process to each case's result, which never comes:
     # unsubscribe now, while the broker is surely up, not at exit when it may be gone.
     for task_id in ids:
@@ -69,8 +77,8 @@ def wait(
     landings: Landings,
     watchdog: Watchdog,
     poll: float,
-    on_tick: Callable[[list[tuple[CaseKey, CaseState]]], None],
-) -> set[CaseKey]:
+    on_tick: Callable[[list[tuple[JobKey, CaseState]]], None],
+) -> set[JobKey]:
     """Block until every case has landed; return the cases the watchdog declared lost."""
     while landings.waiting:
         time.sleep(poll)
@@ -82,7 +90,7 @@ def wait(
     return set()
 
 
-def revoke(app: Celery, task_ids: dict[str, CaseKey], pending: set[CaseKey]) -> None:
+def revoke(app: Celery, task_ids: dict[str, JobKey], pending: set[JobKey]) -> None:
     """Tell every worker to drop the cases not yet landed; running ones are left to finish."""
     ids = [task_id for task_id, key in task_ids.items() if key in pending]
     if ids:

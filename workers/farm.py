@@ -1,12 +1,14 @@
-"""Runs a dispatched run to its end on the farm: embedded on this machine, or on a fleet.
+"""Runs a dispatched run, or every run of a sweep, to its end on the farm: embedded on this
+machine, or on a fleet.
 
 This process only dispatches, watches the store for results, and keeps the watchdog: it never
-runs a case. On Ctrl-C it marks the run interrupted (so a worker that missed the revoke skips
-its case), revokes what has not landed, and lets the caller write the partial report.
+runs a case. On Ctrl-C it marks its runs interrupted (so a worker that missed the revoke skips
+its case), revokes what has not landed, and lets the caller write the partial reports.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 
@@ -21,12 +23,12 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from memeval.store import CaseKey, RunStatus, Store
-from workers.aggregate import finalize
+from memeval.store import RunStatus, Store
+from workers.aggregate import finalize, require_run
 from workers.config import make_app
 from workers.dispatch import check_broker, dispatch, revoke, wait
 from workers.embedded import EmbeddedFarm, Pool, tail
-from workers.job import CaseJob, ref_key
+from workers.job import CaseJob, JobKey, ref_key
 from workers.progress import Activity, CaseState, Landings
 from workers.settings import FarmSettings
 from workers.watchdog import Watchdog
@@ -41,11 +43,22 @@ def connect(settings: FarmSettings) -> Celery | None:
     return app
 
 
+def check_engine(name: str, *, remote: bool) -> None:
+    """Fail fast on an unknown engine or bad options, before the run exists. Workers on a
+    shared broker hold the keys, so a dispatching shell there is not asked for them."""
+    from memeval.engines.registry import create, validate  # loads every engine: only now
+
+    if remote:
+        validate(name)
+    else:
+        asyncio.run(create(name).close())
+
+
 def run_on_farm(
     settings: FarmSettings,
     shared: Celery | None,
     store: Store,
-    run_id: str,
+    run_id: str | list[str],
     jobs: list[CaseJob],
     *,
     workers: int,
@@ -53,17 +66,23 @@ def run_on_farm(
     console: Console,
     verbose: bool,
     before_dispatch: Callable[[str], None] | None = None,
+    after_landing: Callable[[str], None] | None = None,
 ) -> None:
-    """Until every case has a result, lost ones included. `shared` comes from `connect`.
+    """Until every case has a result, lost ones included. `shared` comes from `connect`;
+    `run_id` is a run's id, or a sweep's run ids, whose jobs then go out as one chord.
 
     `before_dispatch` gets the URL of the farm's Redis once it exists, so a run's budget can
-    be opened where its workers will look for it before any of them starts a case."""
+    be opened where its workers will look for it before any of them starts a case;
+    `after_landing` gets it once every case has landed, while an embedded Redis still lives."""
     if not jobs:
         return
     if shared is not None:
+        url = str(shared.conf.result_backend)
         if before_dispatch is not None:
-            before_dispatch(str(shared.conf.result_backend))
+            before_dispatch(url)
         _drive(shared, settings, store, run_id, jobs, console, verbose)
+        if after_landing is not None:
+            after_landing(url)
         return
     # Workers may start elsewhere than here: hand them the store's absolute URL.
     env = {**os.environ, "MEMEVAL_DATABASE_URL": store.url.render_as_string(hide_password=False)}
@@ -77,20 +96,28 @@ def run_on_farm(
             console.print(
                 f"[red]the local worker stopped[/]; its last words:\n{tail(farm.worker_log)}"
             )
+        if after_landing is not None:
+            after_landing(farm.url)
 
 
 def _drive(
     app: Celery,
     settings: FarmSettings,
     store: Store,
-    run_id: str,
+    run_id: str | list[str],
     jobs: list[CaseJob],
     console: Console,
     verbose: bool,
     nodes: list[str] | None = None,
     alive: Callable[[], bool] | None = None,
 ) -> None:
-    landings = Landings(store, run_id, [job.key for job in jobs])
+    if isinstance(run_id, str):
+        run_ids, title, labels = [run_id], run_id, {}
+    else:
+        run_ids, title = run_id, f"{len(run_id)} runs"
+        # A sweep's runs share their case ids: each line names its run, by the run's label.
+        labels = {each: f"{require_run(store, each).label}  " for each in run_id}
+    landings = Landings(store, [job.key for job in jobs])
     # The running count decodes every task event, three per case: a cost worth paying only
     # when someone watches the bar, not in CI logs or scripts, where it slowed a run by 8%.
     activity = Activity(app, set()) if console.is_terminal and not console.quiet else None
@@ -108,7 +135,7 @@ def _drive(
         alive=alive,
     )
     progress = Progress(
-        TextColumn(f"[bold]{run_id}"),
+        TextColumn(f"[bold]{title}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("failed {task.fields[failed]}  running {task.fields[running]}"),
@@ -120,11 +147,12 @@ def _drive(
     )
     bar = progress.add_task("cases", total=landings.total, failed=0, running=0)
 
-    def tick(new: list[tuple[CaseKey, CaseState]]) -> None:
+    def tick(new: list[tuple[JobKey, CaseState]]) -> None:
         if verbose:
             for key, state in new:
                 score = "–" if state.score is None else f"{state.score:.2f}"
-                console.print(f"{state.status.value:>6} {score:>5}  {ref_key(key)}")
+                where = f"{labels.get(key.run_id, '')}{ref_key(key.case)}"
+                console.print(f"{state.status.value:>6} {score:>5}  {where}")
         progress.update(
             bar,
             completed=len(landings.landed),
@@ -136,12 +164,14 @@ def _drive(
         with progress:
             lost = wait(landings, watchdog, settings.poll_interval, tick)
     except KeyboardInterrupt:
-        finalize(store, run_id, RunStatus.interrupted)
+        for each in run_ids:
+            finalize(store, each, RunStatus.interrupted)
         revoke(app, task_ids, landings.waiting)
         raise
     finally:
         if activity is not None:
             activity.stop()
     if lost:
-        store.mark_lost(run_id, lost)
+        for each in sorted({key.run_id for key in lost}):
+            store.mark_lost(each, [key.case for key in lost if key.run_id == each])
         console.print(f"[red]{len(lost)} cases lost[/]: no worker holds them and none is queued")

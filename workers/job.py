@@ -1,4 +1,5 @@
-"""What a `run_case` task message holds, and the small reference the task returns.
+"""What a `run_case` task message holds, the small reference the task returns, and the run
+recorded with its whole plan before any of its messages is sent.
 
 The case travels whole, as validated JSON, so a worker needs no shared filesystem. The engine
 travels as a name: a worker builds the engine itself, with keys from its own environment, so
@@ -8,20 +9,30 @@ nothing in a message (which Redis and Flower show to anyone who can see them) is
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from memeval.plan import CaseRef
 from memeval.results import CaseResult, CaseStatus
 from memeval.runner.context import RunOptions, tenant_base
-from memeval.store import CaseKey, PlannedCase
+from memeval.store import CaseKey, PlannedCase, Store
+from memeval.suites.catalog import BUILTIN
 from memeval.suites.fixture import Fixture
 from memeval.suites.loader import Case
 from memeval.suites.scenario import Scenario
 
 RUN_CASE = "memeval.run_case"
 FINISH_RUN = "memeval.finish_run"
+FINISH_SWEEP = "memeval.finish_sweep"
+
+
+class JobKey(NamedTuple):
+    """A case of a run: one chord may carry several runs (a sweep), whose cases share keys."""
+
+    run_id: str
+    case: CaseKey
 
 
 class CaseJob(BaseModel):
@@ -34,8 +45,8 @@ class CaseJob(BaseModel):
     options: RunOptions
 
     @property
-    def key(self) -> CaseKey:
-        return CaseKey(self.case.id, self.trial)
+    def key(self) -> JobKey:
+        return JobKey(self.run_id, CaseKey(self.case.id, self.trial))
 
     def message(self) -> dict[str, Any]:
         """Task args and options. The run id leads the args so Flower's search finds a run's
@@ -86,3 +97,39 @@ def planned(case: Scenario | Fixture, trial: int) -> PlannedCase:
 def ref_key(key: CaseKey) -> str:
     """The `case#trial` form reports use for a case key."""
     return CaseRef(case_id=key.case_id, trial=key.trial).key
+
+
+def plan_run(
+    store: Store,
+    *,
+    run_id: str,
+    label: str,
+    engine: str,
+    suite: str,
+    cases: list[Scenario | Fixture],
+    trials: int,
+    options: RunOptions,
+    budget_micros: int | None,
+) -> list[CaseJob]:
+    """Record the run with its whole plan, then return its jobs, trial by trial: a run that
+    exists before any case is dispatched is one `--resume` can always complete."""
+    jobs = [
+        CaseJob(run_id=run_id, engine=engine, case=case, trial=trial, options=options)
+        for trial in range(trials)
+        for case in cases
+    ]
+    store.create_run(
+        run_id=run_id,
+        label=label,
+        engine=engine,
+        suite=_suite_name(suite),
+        planned=[planned(job.case, job.trial) for job in jobs],
+        options=options.model_dump(mode="json") | {"budget_micros": budget_micros},
+        prompt_version=options.llm.prompt_version if options.llm else None,
+    )
+    return jobs
+
+
+def _suite_name(spec: str) -> str:
+    """A path is stored absolute, so `--resume` finds it from any folder."""
+    return spec if spec in (*BUILTIN, "all") else str(Path(spec).resolve())

@@ -1,4 +1,5 @@
-"""What a waiting `memeval run` sees: cases landing in the store, and cases running now.
+"""What a waiting `memeval run` or `memeval sweep` sees: cases landing in the store, and cases
+running now.
 
 Landing is read from the store, the source of truth: a case has landed once its row differs
 from the one it had when the run was dispatched, which also covers `--resume`, where the cases
@@ -13,11 +14,12 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from celery import Celery
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from memeval.results import CaseStatus
 from memeval.store import CaseKey, Store
 from memeval.store.tables import CaseRow
+from workers.job import JobKey
 
 _ENDED = ("task-succeeded", "task-failed", "task-retried", "task-revoked", "task-rejected")
 
@@ -28,35 +30,42 @@ class CaseState(NamedTuple):
     updated_at: datetime
 
 
-def case_states(store: Store, run_id: str) -> dict[CaseKey, CaseState]:
-    """Each case row's status and version, without loading the result payloads."""
+def case_states(store: Store, run_ids: list[str]) -> dict[JobKey, CaseState]:
+    """Each case row's status and version, without loading the result payloads; one query
+    however many runs a sweep holds."""
     with Session(store.engine) as session:
         rows = session.exec(
             select(
-                CaseRow.case_id, CaseRow.trial, CaseRow.status, CaseRow.score, CaseRow.updated_at
-            ).where(CaseRow.run_id == run_id)
+                CaseRow.run_id,
+                CaseRow.case_id,
+                CaseRow.trial,
+                CaseRow.status,
+                CaseRow.score,
+                CaseRow.updated_at,
+            ).where(col(CaseRow.run_id).in_(run_ids))
         )
         return {
-            CaseKey(case_id, trial): CaseState(CaseStatus(status), score, updated)
-            for case_id, trial, status, score, updated in rows
+            JobKey(run_id, CaseKey(case_id, trial)): CaseState(CaseStatus(status), score, updated)
+            for run_id, case_id, trial, status, score, updated in rows
         }
 
 
 class Landings:
-    """Tracks the dispatched cases of one run until each has a new row in the store."""
+    """Tracks the dispatched cases of one run, or of every run of a sweep, until each has a
+    new row in the store."""
 
-    def __init__(self, store: Store, run_id: str, keys: list[CaseKey]) -> None:
+    def __init__(self, store: Store, keys: list[JobKey]) -> None:
         self.store = store
-        self.run_id = run_id
+        self.run_ids = sorted({key.run_id for key in keys})
         self.waiting = set(keys)
         self.total = len(keys)
-        before = case_states(store, run_id)
+        before = case_states(store, self.run_ids)
         self._before = {key: before.get(key) for key in keys}
-        self.landed: dict[CaseKey, CaseState] = {}
+        self.landed: dict[JobKey, CaseState] = {}
 
-    def poll(self) -> list[tuple[CaseKey, CaseState]]:
+    def poll(self) -> list[tuple[JobKey, CaseState]]:
         """The cases that landed since the last poll."""
-        now = case_states(self.store, self.run_id)
+        now = case_states(self.store, self.run_ids)
         new = [
             (key, now[key])
             for key in sorted(self.waiting)

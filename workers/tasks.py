@@ -1,4 +1,5 @@
-"""The two tasks: `run_case`, a thin shell around the runner, and `finish_run`, the chord callback.
+"""The tasks: `run_case`, a thin shell around the runner, and the chord callbacks `finish_run`
+(a run) and `finish_sweep` (every run of a sweep).
 
 `run_case` never raises for a case: a memory failure is a scored result, and anything else
 (an engine crash, a timeout, an engine still unreachable after its retries) is stored as an
@@ -26,7 +27,7 @@ from memeval.runner.context import RunOptions
 from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
 from workers.aggregate import finalize, summary
-from workers.job import FINISH_RUN, RUN_CASE, CaseJob
+from workers.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
 from workers.limiter import limited_engine
 from workers.redact import redact
 from workers.runtime import RUNTIME
@@ -65,6 +66,13 @@ def register(app: Celery, settings: FarmSettings) -> None:
     def finish_run_task(_refs: list[dict[str, Any]], run_id: str) -> dict[str, object]:
         return summary(finalize(RUNTIME.store, run_id))
 
+    def finish_sweep_task(
+        _refs: list[dict[str, Any]], run_ids: list[str]
+    ) -> list[dict[str, object]]:
+        """A sweep's runs share one chord, so that one budget and one queue cover them all;
+        each run is still folded and closed on its own, as idempotently as `finish_run`."""
+        return [summary(finalize(RUNTIME.store, run_id)) for run_id in run_ids]
+
     app.task(
         name=RUN_CASE,
         shared=False,
@@ -75,9 +83,8 @@ def register(app: Celery, settings: FarmSettings) -> None:
         soft_time_limit=settings.soft_time_limit,
         time_limit=settings.hard_time_limit,
     )(run_case_task)
-    app.task(name=FINISH_RUN, shared=False, acks_late=True, reject_on_worker_lost=True)(
-        finish_run_task
-    )
+    for name, callback in ((FINISH_RUN, finish_run_task), (FINISH_SWEEP, finish_sweep_task)):
+        app.task(name=name, shared=False, acks_late=True, reject_on_worker_lost=True)(callback)
 
 
 def execute(task: Task, job: CaseJob, settings: FarmSettings) -> CaseResult:

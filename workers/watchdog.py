@@ -16,7 +16,7 @@ from collections.abc import Callable
 from celery import Celery
 from kombu.exceptions import ChannelError
 
-from memeval.store import CaseKey
+from workers.job import JobKey
 
 STRIKES = 2
 INSPECT_TIMEOUT = 1.0
@@ -29,7 +29,7 @@ class Watchdog:
         *,
         queue: str,
         quiet_after: float,
-        task_ids: dict[str, CaseKey],
+        task_ids: dict[str, JobKey],
         nodes: list[str] | None = None,
         alive: Callable[[], bool] | None = None,
     ) -> None:
@@ -44,7 +44,7 @@ class Watchdog:
         self._last_check = 0.0
         self._strikes = 0
 
-    def lost(self, waiting: set[CaseKey], progressed: bool) -> set[CaseKey]:
+    def lost(self, waiting: set[JobKey], progressed: bool) -> set[JobKey]:
         """The waiting cases to give up on now; empty while any of them may still land."""
         now = time.monotonic()
         if progressed or not waiting:

@@ -33,14 +33,14 @@ from memeval.report.source import load_report
 from memeval.results import CaseResult, CaseStatus, RunReport
 from memeval.runner import RunOptions
 from memeval.store import RunRecord, RunStatus, Store, open_store
-from memeval.suites.catalog import BUILTIN, resolve
+from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
 from workers.aggregate import finalize, require_run
 from workers.dispatch import dispatch
 from workers.embedded import Pool
-from workers.farm import connect, run_on_farm
-from workers.job import CaseJob, planned
+from workers.farm import check_engine, connect, run_on_farm
+from workers.job import CaseJob, plan_run
 from workers.settings import load_settings
 
 out = Console()
@@ -184,7 +184,7 @@ def run(
             )
     else:
         engine = with_options(engine or "reference", url=url, enrich_wait=enrich_wait)
-        _check_engine(engine, remote=shared is not None)
+        check_engine(engine, remote=shared is not None)
         run_id = new_run_id()
         run_label = label or f"{parse_ref(engine).name}-{run_id}"
         models = plan_models(
@@ -279,22 +279,6 @@ def _workers(workers: int | None) -> int:
     return workers
 
 
-def _check_engine(name: str, *, remote: bool) -> None:
-    """Fail fast on an unknown engine or bad options, before the run exists. Workers on a
-    shared broker hold the keys, so a dispatching shell there is not asked for them."""
-    from memeval.engines.registry import create, validate
-
-    if remote:
-        validate(name)
-    else:
-        asyncio.run(create(name).close())
-
-
-def _suite_name(spec: str) -> str:
-    """A path is stored absolute, so `--resume` finds it from any folder."""
-    return spec if spec in (*BUILTIN, "all") else str(Path(spec).resolve())
-
-
 def _plan(
     store: Store,
     run_id: str,
@@ -309,23 +293,17 @@ def _plan(
 ) -> list[CaseJob]:
     if trials is not None and trials < 1:
         raise UsageError(f"--trials must be at least 1, not {trials}")
-    loaded = resolve(spec)
-    chosen = select(loaded, only or [], dimension or [])
-    jobs = [
-        CaseJob(run_id=run_id, engine=engine, case=case, trial=trial, options=options)
-        for trial in range(trials or 1)
-        for case in chosen
-    ]
-    store.create_run(
+    return plan_run(
+        store,
         run_id=run_id,
         label=label,
         engine=engine,
-        suite=_suite_name(spec),
-        planned=[planned(job.case, job.trial) for job in jobs],
-        options=options.model_dump(mode="json") | {"budget_micros": budget},
-        prompt_version=options.llm.prompt_version if options.llm else None,
+        suite=spec,
+        cases=select(resolve(spec), only or [], dimension or []),
+        trials=trials or 1,
+        options=options,
+        budget_micros=budget,
     )
-    return jobs
 
 
 def _resume(store: Store, run_id: str) -> tuple[list[CaseJob], RunRecord]:

@@ -1,13 +1,13 @@
 """`memeval sweep`: several answering models (and engine profiles) over the same cases, as one
-budget-capped sweep that ends with a comparison on the cases every model answered.
+budget-capped sweep on the farm that ends with a comparison on the cases every model answered.
 
-Cases run in this process with asyncio, like `run --in-process`; the budget and the rate limits
-still live in Redis, so a sweep and farm runs sharing a model share its limits.
+Like `memeval run`, the farm is embedded without `MEMEVAL_BROKER_URL` and a fleet with it;
+every variant is a run in the store, and the budget and the rate limits live in the farm's
+Redis, so a sweep and farm runs on the same broker share a model's limits.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Annotated
@@ -17,17 +17,23 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from memeval.engines.base import Engine
+from memeval.cli.estimate import estimate_command
 from memeval.errors import UsageError
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import budget_micros, parse_models
-from memeval.llm.sweep import Job, Profile, SweepConfig, SweepReport, parse_profile, sweep
+from memeval.llm.sweep import Profile, SweepConfig, SweepReport, parse_profile, sweep
 from memeval.plan import select
-from memeval.results import CaseResult
+from memeval.report.compare_markdown import render_compare
+from memeval.report.markdown import pct
+from memeval.results import CaseStatus
+from memeval.store import open_store
 from memeval.suites.catalog import resolve
+from workers.embedded import Pool
+from workers.farm import connect
+from workers.settings import load_settings
 
 out = Console()
-REDIS_URL = "redis://127.0.0.1:6379/0"
+INTERRUPTED = 130
 
 
 def sweep_command(
@@ -55,16 +61,33 @@ def sweep_command(
         str | None, typer.Option(help="OpenAI-compatible API. [default: OpenRouter]")
     ] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Completion cap per call.")] = MAX_TOKENS,
-    concurrency: Annotated[int, typer.Option(min=1, help="Cases run at once.")] = 8,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            "--concurrency",
+            min=1,
+            help="Local worker processes (or threads). [default: CPUs]",
+        ),
+    ] = None,
+    pool: Annotated[Pool, typer.Option(help="Local worker pool.")] = "prefork",
     redis_url: Annotated[
-        str | None, typer.Option(help=f"Where budgets and limits live. [default: {REDIS_URL}]")
+        str | None,
+        typer.Option(hidden=True, help="Ignored: budgets and limits live in the farm's Redis."),
     ] = None,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write the sweep report here.")
     ] = None,
     verbose: Annotated[bool, typer.Option(help="Print each case as it lands.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option(help="Print the expected model calls and dollars, then stop.")
+    ] = False,
 ) -> None:
-    """Answer the suites with several models under one budget, then compare them."""
+    """Answer the suites with several models under one budget on the farm, then compare them.
+
+    Exit codes: 0 the sweep ran to its end (cases skipped by the budget included), 2 bad input,
+    130 interrupted (the runs keep what landed and the partial comparison is printed).
+    """
     names = parse_models(models)
     budget_micros(budget_usd)  # zero, negative or NaN stops here, before anything else
     if json_path is not None and json_path.is_dir():
@@ -74,6 +97,26 @@ def sweep_command(
     ]
     if len({p.name for p in profiles}) < len(profiles):
         raise UsageError("two profiles share a name", fix="name each --profile differently")
+    if dry_run:
+        estimate_command(
+            models=models,
+            suite=suite,
+            only=only,
+            dimension=dimension,
+            trials=trials,
+            profiles=len(profiles),
+            max_tokens=max_tokens,
+            price=price,
+            base_url=base_url,
+            budget_usd=budget_usd,
+        )
+        return
+    if redis_url is not None:
+        out.print(
+            "[yellow]warning:[/] --redis-url is ignored: a sweep runs on the farm and keeps its "
+            "budget and limits in the farm's Redis (set MEMEVAL_BROKER_URL to share one)",
+            highlight=False,
+        )
     chosen = select(resolve(suite), only or [], dimension or [])
     try:
         config = SweepConfig(
@@ -86,64 +129,71 @@ def sweep_command(
             prices=price or [],
             base_url=base_url,
             max_tokens=max_tokens,
-            concurrency=concurrency,
-            redis_url=redis_url or os.environ.get("MEMEVAL_REDIS_URL") or REDIS_URL,
+            workers=workers or os.cpu_count() or 1,
+            pool=pool,
         )
     except ValidationError as exc:
         first = exc.errors()[0]
         raise UsageError(f"--{first['loc'][0]}: {first['msg']}") from None
-
-    def landed(job: Job, result: CaseResult) -> None:
-        if verbose:
-            out.print(f"{result.status.value:>14}  {job.variant}  {job.case.key}")
-
-    report = asyncio.run(
-        sweep(config, chosen, _create_engine, say=lambda line: out.print(line), on_result=landed)
+    settings = load_settings()
+    shared = connect(settings)
+    report = sweep(
+        config,
+        chosen,
+        settings=settings,
+        shared=shared,
+        store=open_store(),
+        console=out,
+        verbose=verbose,
     )
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(report.model_dump_json(indent=2))
     print_sweep(report, out)
-
-
-def _create_engine(name: str) -> Engine:
-    """Imported late: the registry loads every engine, and most commands need none."""
-    from memeval.engines.registry import create
-
-    return create(name)
+    if report.interrupted:
+        raise typer.Exit(INTERRUPTED)
 
 
 def print_sweep(report: SweepReport, console: Console) -> None:
+    """The sweep's spend and coverage, its runs, then `memeval compare` on the common subset."""
     console.print(
         f"[bold]sweep[/] {report.sweep_id}  spent ${report.spent_usd:.4f} of "
-        f"${report.budget_usd:.2f}  prompt {report.prompt_version}"
+        f"${report.budget_usd:.2f}  prompt {report.prompt_version}",
+        highlight=False,
     )
+    if report.interrupted:
+        console.print("[yellow]interrupted[/]: the runs keep what landed", highlight=False)
     if report.budget_closed:
         console.print(
             f"[yellow]budget closed ({report.budget_closed}): {report.skipped_budget} case runs "
-            f"skipped_budget[/]"
+            f"skipped_budget[/]",
+            highlight=False,
         )
     console.print(
         f"{report.done} of {report.planned} case runs done, {report.errors} errors; "
-        f"common subset {len(report.common)} cases ({report.coverage:.0%} covered)"
+        f"common subset {len(report.common)} cases ({report.coverage:.0%} covered)",
+        highlight=False,
     )
-    table = Table(title="comparison on the common subset")
-    columns = ("variant", "cases", "answers", "model answer", "extractive", "pack hit", "composite")
-    for column in (*columns, "usd"):
-        table.add_column(column, justify="left" if column == "variant" else "right")
-    for row in report.comparison:
-        table.add_row(
-            row.variant,
-            str(row.cases),
-            str(row.answers),
-            _pct(row.model_answer),
-            _pct(row.extractive_answer),
-            _pct(row.pack_hit),
-            _pct(row.composite),
-            f"${row.answerer_usd:.4f}",
+    runs = Table(title="runs", caption="answers and model right: on the common subset")
+    columns = ("done", "skipped_budget", "other", "answerer usd", "answers", "model right")
+    for column in ("variant", "run", *columns):
+        runs.add_column(column, justify="left" if column in ("variant", "run") else "right")
+    for run in report.runs:
+        statuses = [c.status for c in run.report.cases]
+        done = statuses.count(CaseStatus.done)
+        skipped = statuses.count(CaseStatus.skipped_budget)
+        runs.add_row(
+            run.variant.name,
+            run.report.run_id,
+            str(done),
+            str(skipped),
+            str(len(statuses) + len(run.report.missing) - done - skipped),
+            f"${sum(c.answerer_usd_micros for c in run.report.cases) / 1e6:.4f}",
+            str(run.answers),
+            pct(run.model_answer),
         )
-    console.print(table)
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0%}"
+    console.print(runs)
+    if report.comparison is None:
+        console.print("nothing to compare: a single variant, or no case every variant completed")
+        return
+    console.print(render_compare(report.comparison), markup=False, highlight=False, soft_wrap=True)

@@ -1,38 +1,47 @@
-"""A sweep: the same cases answered by several models (and engine profiles) under one budget.
+"""A sweep: the same cases answered by several models (and engine profiles) under one budget, on
+the farm, like `memeval run`.
 
-Jobs go out model-interleaved, case by case: every variant gets case 1, then every variant gets
-case 2, and so on. When the budget runs out mid-sweep, every variant has answered the same
-cases, give or take the last few in flight, so the comparison on the common subset uses nearly
-everything that was paid for, and no model is compared on easier cases than another.
+Each variant, a model under an engine profile, is a run of its own in the store, labelled
+`<sweep>/<variant>` and created with its whole plan before anything is dispatched. Every
+variant's cases then go out as one chord, model-interleaved, case by case: every variant gets
+case 1, then every variant gets case 2, and so on. The queue is first in, first out, so when
+the budget runs out mid-sweep every variant has answered the same cases, give or take the few
+in flight; the comparison on the common subset then uses nearly everything that was paid for,
+and no model is compared on easier cases than another.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
 from datetime import UTC, datetime
+from typing import TypeVar
 
+from celery import Celery
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.console import Console
 
-from memeval.engines.base import Engine
 from memeval.errors import UsageError
-from memeval.llm.answer import Answerer
-from memeval.llm.client import LlmClient
 from memeval.llm.estimate import estimate, planned_calls
 from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION
-from memeval.llm.setup import prepare
-from memeval.plan import CaseRef, new_run_id
-from memeval.results import CaseResult, CaseStatus, RunReport
-from memeval.runner import RunOptions, run_case
-from memeval.scoring.kpis import composite, dimension_scores
+from memeval.llm.setup import open_budget, prepare
+from memeval.plan import new_run_id
+from memeval.report.compare import CompareReport, GroupBy, common_cases, compare
+from memeval.results import CaseStatus, RunReport
+from memeval.runner import RunOptions
+from memeval.store import RunStatus, Store
 from memeval.suites.common import Slug
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
-from memeval.summary import build_report
-from workers.budget import Budget, BudgetState, connect_redis, usd_to_micros
-from workers.limiter import Limiter, RateKind, rate_for, throttle_engine
+from workers.aggregate import finalize
+from workers.budget import Budget, connect_redis, usd_to_micros
+from workers.embedded import Pool
+from workers.farm import check_engine, run_on_farm
+from workers.job import plan_run
+from workers.limiter import parse_rates
+from workers.settings import FarmSettings
+
+T = TypeVar("T")
 
 
 class Model(BaseModel):
@@ -79,6 +88,7 @@ class Variant(Model):
     model: str
     profile: Profile
     run_id: str
+    label: str = Field(description="`<sweep>/<variant>`: the sweep's runs sort and group together.")
 
 
 def variants(sweep_id: str, models: list[str], profiles: list[Profile]) -> list[Variant]:
@@ -86,193 +96,23 @@ def variants(sweep_id: str, models: list[str], profiles: list[Profile]) -> list[
     for p in profiles:
         for m in models:
             name = m if len(profiles) == 1 else f"{p.name}/{m}"
-            out.append(Variant(name=name, model=m, profile=p, run_id=f"{sweep_id}.{len(out)}"))
+            out.append(
+                Variant(
+                    name=name,
+                    model=m,
+                    profile=p,
+                    run_id=f"{sweep_id}.{len(out)}",
+                    label=f"{sweep_id}/{name}",
+                )
+            )
     return out
 
 
-class Job(Model):
-    variant: str
-    case: CaseRef
-
-
-def interleave(cases: list[CaseRef], names: list[str]) -> list[Job]:
-    """Case-major, variant-minor: any prefix of the result covers every variant equally, to
-    within one case, which is what keeps a budget cut fair."""
-    return [Job(variant=v, case=c) for c in cases for v in names]
-
-
-def common_subset(results: dict[str, list[CaseResult]]) -> list[str]:
-    """`case#trial` keys that every variant completed, in sorted order."""
-    done = [
-        {f"{r.case_id}#{r.trial}" for r in rs if r.status is CaseStatus.done}
-        for rs in results.values()
-    ]
-    return sorted(set.intersection(*done)) if done else []
-
-
-class ComparisonRow(Model):
-    variant: str
-    model: str
-    profile: str
-    cases: int
-    answers: int = Field(description="Graded model answers on the common subset.")
-    model_answer: float | None = Field(description="Share of those answers graded right.")
-    extractive_answer: float | None
-    pack_hit: float | None
-    composite: float | None
-    answerer_usd: float = Field(description="Model spend on the common subset.")
-
-
-def compare(variant: Variant, cases: list[CaseResult]) -> ComparisonRow:
-    probes = [p for c in cases for p in c.probes if p.scored]
-    graded = [p.model_ok for p in probes if p.model_ok is not None]
-    graded += [q.model_ok for c in cases for q in c.queries if q.model_ok is not None]
-    return ComparisonRow(
-        variant=variant.name,
-        model=variant.model,
-        profile=variant.profile.name,
-        cases=len(cases),
-        answers=len(graded),
-        model_answer=_share(graded),
-        extractive_answer=_share([p.extractive_ok for p in probes]),
-        pack_hit=_share([p.hit for p in probes]),
-        composite=composite(dimension_scores(cases)),
-        answerer_usd=sum(c.answerer_usd_micros for c in cases) / 1e6,
-    )
-
-
-def _share(flags: list[bool]) -> float | None:
-    return round(sum(flags) / len(flags), 4) if flags else None
-
-
-class SweepRun(Model):
-    variant: Variant
-    report: RunReport
-
-
-class SweepReport(Model):
-    sweep_id: str
-    suite: str
-    prompt_version: str
-    started_at: datetime
-    finished_at: datetime
-    budget_usd: float
-    spent_usd: float
-    budget_closed: str | None = Field(description="Why paid calls stopped; None: never stopped.")
-    planned: int = Field(description="Case runs planned: cases × trials × variants.")
-    done: int
-    skipped_budget: int
-    errors: int
-    coverage: float = Field(description="Share of cases every variant completed.")
-    common: list[str] = Field(description="`case#trial` keys of the common subset.")
-    comparison: list[ComparisonRow]
-    runs: list[SweepRun]
-
-
-RunJob = Callable[[Job], Awaitable[CaseResult]]
-
-
-async def execute(
-    jobs: list[Job],
-    run_one: RunJob,
-    *,
-    concurrency: int,
-    on_result: Callable[[Job, CaseResult], None] | None = None,
-) -> list[tuple[Job, CaseResult]]:
-    """Start jobs strictly in order with at most `concurrency` in flight, so the interleaving
-    survives; once the budget closes, the jobs left are recorded as skipped at once."""
-    queue = list(reversed(jobs))
-    landed: list[tuple[Job, CaseResult]] = []
-
-    async def worker() -> None:
-        while queue:
-            job = queue.pop()
-            result = await run_one(job)
-            landed.append((job, result))
-            if on_result is not None:
-                on_result(job, result)
-
-    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(jobs))))))
-    return landed
-
-
-async def run_sweep(
-    *,
-    sweep_id: str,
-    suite: str,
-    cases: dict[str, Scenario | Fixture],
-    refs: list[CaseRef],
-    plan: list[Variant],
-    engines: dict[str, Engine],
-    answerers: dict[str, Answerer],
-    options: RunOptions,
-    budget_state: Callable[[], Awaitable[BudgetState]],
-    concurrency: int = 8,
-    on_result: Callable[[Job, CaseResult], None] | None = None,
-) -> SweepReport:
-    """Run every variant over `refs` as one interleaved sweep. `engines` is keyed by profile
-    name and `answerers` by variant name; the caller owns and closes both."""
-    started = datetime.now(UTC)
-    by_name = {v.name: v for v in plan}
-
-    async def run_one(job: Job) -> CaseResult:
-        variant = by_name[job.variant]
-        return await run_case(
-            cases[job.case.case_id],
-            engines[variant.profile.name],
-            run_id=variant.run_id,
-            trial=job.case.trial,
-            options=variant.profile.options(options),
-            answerer=answerers[variant.name],
-        )
-
-    landed = await execute(
-        interleave(refs, list(by_name)), run_one, concurrency=concurrency, on_result=on_result
-    )
-    finished = datetime.now(UTC)
-    results: dict[str, list[CaseResult]] = {v.name: [] for v in plan}
-    for job, result in landed:
-        results[job.variant].append(result)
-    common = common_subset(results)
-    keys = set(common)
-    state = await budget_state()
-    everything = [r for rs in results.values() for r in rs]
-    return SweepReport(
-        sweep_id=sweep_id,
-        suite=suite,
-        prompt_version=PROMPT_VERSION,
-        started_at=started,
-        finished_at=finished,
-        budget_usd=state.cap_usd,
-        spent_usd=state.spent_usd,
-        budget_closed=state.closed,
-        planned=len(refs) * len(plan),
-        done=sum(r.status is CaseStatus.done for r in everything),
-        skipped_budget=sum(r.status is CaseStatus.skipped_budget for r in everything),
-        errors=sum(r.status is CaseStatus.error for r in everything),
-        coverage=round(len(common) / len(refs), 4) if refs else 0.0,
-        common=common,
-        comparison=[
-            compare(v, [r for r in results[v.name] if f"{r.case_id}#{r.trial}" in keys])
-            for v in plan
-        ],
-        runs=[
-            SweepRun(
-                variant=v,
-                report=build_report(
-                    run_id=v.run_id,
-                    label=f"{sweep_id} {v.name}",
-                    engine=v.profile.engine,
-                    suite=suite,
-                    started_at=started,
-                    finished_at=finished,
-                    cases=results[v.name],
-                    planned=[ref.key for ref in refs],
-                ),
-            )
-            for v in plan
-        ],
-    )
+def interleave(columns: list[list[T]]) -> list[T]:
+    """Case-major, variant-minor, from one column of jobs per variant, all in the same case
+    order: any prefix covers every variant equally, to within one case, which is what keeps a
+    budget cut fair."""
+    return [job for row in zip(*columns, strict=True) for job in row]
 
 
 class SweepConfig(Model):
@@ -287,73 +127,204 @@ class SweepConfig(Model):
     prices: list[str] = Field(default_factory=list)
     base_url: str | None = None
     max_tokens: int = Field(default=MAX_TOKENS, ge=1)
-    concurrency: int = Field(default=8, ge=1)
-    redis_url: str
+    workers: int = Field(default=1, ge=1, description="Local worker processes (or threads).")
+    pool: Pool = "prefork"
 
 
-async def sweep(
+class SweepRun(Model):
+    variant: Variant
+    report: RunReport
+    answers: int = Field(
+        description="Graded model answers, probes and queries, on the common subset."
+    )
+    model_answer: float | None = Field(description="Share of those answers graded right.")
+
+
+class SweepReport(Model):
+    sweep_id: str
+    suite: str
+    prompt_version: str
+    started_at: datetime
+    finished_at: datetime
+    interrupted: bool = Field(description="Ctrl-C'd: the runs hold what landed before it.")
+    budget_usd: float
+    spent_usd: float = Field(description="What the answering models billed, from the store.")
+    budget_closed: str | None = Field(description="Why paid calls stopped; None: never stopped.")
+    planned: int = Field(description="Case runs planned: cases × trials × variants.")
+    done: int
+    skipped_budget: int
+    errors: int = Field(description="Case runs that errored, were lost, or never reported.")
+    coverage: float = Field(description="Share of the cases every variant completed.")
+    common: list[str] = Field(description="Ids of the cases every variant completed.")
+    comparison: CompareReport | None = Field(
+        description="Noise-aware verdicts on the common subset, against the first variant; "
+        "None with a single variant, or no case in common."
+    )
+    runs: list[SweepRun]
+
+
+def sweep(
     config: SweepConfig,
     cases: list[Scenario | Fixture],
-    create_engine: Callable[[str], Engine],
     *,
-    say: Callable[[str], None] = lambda _: None,
-    on_result: Callable[[Job, CaseResult], None] | None = None,
+    settings: FarmSettings,
+    shared: Celery | None,
+    store: Store,
+    console: Console,
+    verbose: bool = False,
 ) -> SweepReport:
-    """Price the models, check the key, open the budget, then run the interleaved sweep.
-    Every start-up check comes before the first engine is built or the first cent spent."""
+    """Check the engines, price the models and check the key, record one run per variant, then
+    run them all on the farm as one chord under one budget. Every start-up check comes before
+    the first run exists or the first cent is spent. `shared` comes from `workers.farm.connect`.
+    """
+    rates = parse_rates(config.rates)
+    for engine in dict.fromkeys(p.engine for p in config.profiles):
+        check_engine(engine, remote=shared is not None)
     sweep_id = new_run_id()
     scope = f"sweep:{sweep_id}"
-    setup = await prepare(
-        config.models,
-        base_url=config.base_url,
-        max_tokens=config.max_tokens,
-        prices=config.prices,
-        rates=config.rates,
-        budget_usd=config.budget_usd,
-        scope=scope,
+    setup = asyncio.run(
+        prepare(
+            config.models,
+            base_url=config.base_url,
+            max_tokens=config.max_tokens,
+            prices=config.prices,
+            rates=config.rates,
+            budget_usd=config.budget_usd,
+            scope=scope,
+        )
     )
     for warning in setup.warnings:
-        say(f"warning: {warning}")
-    plan = variants(sweep_id, config.models, config.profiles)
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     for row in estimate(
         planned_calls(cases),
         trials=config.trials * len(config.profiles),
         prices={m: s.price for m, s in setup.specs.items()},
         max_tokens=config.max_tokens,
     ):
-        say(
+        console.print(
             f"{row.model}: {row.calls} calls, expected ${row.usd_expected or 0:.4f} "
-            f"(at most ${row.usd_max or 0:.4f})"
+            f"(at most ${row.usd_max or 0:.4f})",
+            highlight=False,
         )
-    say(f"sweep {sweep_id}: {len(plan)} variants, budget ${config.budget_usd:.2f}")
-    async with AsyncExitStack() as stack:
-        redis = await connect_redis(config.redis_url)
-        stack.push_async_callback(redis.aclose)
-        budget = Budget(redis, [scope])
-        await budget.open(scope, usd_to_micros(config.budget_usd))
-        client = LlmClient(setup.specs[config.models[0]].base_url)
-        stack.push_async_callback(client.aclose)
-        limiter = Limiter(redis)
-        engine_rate = rate_for(setup.specs[config.models[0]].rates, RateKind.engine)
-        engines: dict[str, Engine] = {}
-        for profile in config.profiles:
-            engine = create_engine(profile.engine)
-            stack.push_async_callback(engine.close)
-            engines[profile.name] = throttle_engine(engine, limiter, engine_rate)
-        report = await run_sweep(
-            sweep_id=sweep_id,
+    plan = variants(sweep_id, config.models, config.profiles)
+    columns = [
+        plan_run(
+            store,
+            run_id=v.run_id,
+            label=v.label,
+            engine=v.profile.engine,
             suite=config.suite,
-            cases={c.id: c for c in cases},
-            refs=[CaseRef(case_id=c.id, trial=t) for t in range(config.trials) for c in cases],
-            plan=plan,
-            engines=engines,
-            answerers={
-                v.name: Answerer(setup.specs[v.model], client, budget=budget, limiter=limiter)
-                for v in plan
-            },
-            options=RunOptions(),
-            budget_state=lambda: budget.state(scope),
-            concurrency=config.concurrency,
-            on_result=on_result,
+            cases=cases,
+            trials=config.trials,
+            options=v.profile.options(RunOptions(llm=setup.specs[v.model], rates=rates)),
+            budget_micros=None,  # the sweep's budget binds, held under the sweep's scope
         )
-    return report
+        for v in plan
+    ]
+    console.print(
+        f"sweep {sweep_id}: {len(plan)} variants, budget ${config.budget_usd:.2f}", highlight=False
+    )
+    budget_closed: str | None = None
+
+    def open_in(redis_url: str) -> None:
+        asyncio.run(open_budget(redis_url, scope, usd_to_micros(config.budget_usd)))
+
+    def read_closed(redis_url: str) -> None:
+        nonlocal budget_closed
+        budget_closed = asyncio.run(_closed(redis_url, scope))
+
+    started = datetime.now(UTC)
+    interrupted = False
+    try:
+        run_on_farm(
+            settings,
+            shared,
+            store,
+            [v.run_id for v in plan],
+            interleave(columns),
+            workers=config.workers,
+            pool=config.pool,
+            console=console,
+            verbose=verbose,
+            before_dispatch=open_in,
+            after_landing=read_closed,
+        )
+    except KeyboardInterrupt:
+        interrupted = True  # the farm has marked every run interrupted and revoked the rest
+    reports = [
+        finalize(store, v.run_id, RunStatus.interrupted if interrupted else RunStatus.finished)
+        for v in plan
+    ]
+    return _report(
+        sweep_id,
+        config,
+        plan,
+        reports,
+        cases=len(cases),
+        started=started,
+        interrupted=interrupted,
+        budget_closed=budget_closed,
+    )
+
+
+async def _closed(redis_url: str, scope: str) -> str | None:
+    """Why the budget stopped paid calls, if it did; read while an embedded Redis still lives."""
+    redis = await connect_redis(redis_url)
+    try:
+        return (await Budget(redis, [scope]).state(scope)).closed
+    finally:
+        await redis.aclose()
+
+
+def _report(
+    sweep_id: str,
+    config: SweepConfig,
+    plan: list[Variant],
+    reports: list[RunReport],
+    *,
+    cases: int,
+    started: datetime,
+    interrupted: bool,
+    budget_closed: str | None,
+) -> SweepReport:
+    """The runs as folded from the store, compared under their variant names: each run's label
+    carries the sweep id, which every variant shares and a reader need not see in each row."""
+    named = [r.model_copy(update={"label": v.name}) for v, r in zip(plan, reports, strict=True)]
+    common = common_cases(named)
+    everything = [c for r in reports for c in r.cases]
+    planned = cases * config.trials * len(plan)
+    done = sum(c.status is CaseStatus.done for c in everything)
+    skipped = sum(c.status is CaseStatus.skipped_budget for c in everything)
+    return SweepReport(
+        sweep_id=sweep_id,
+        suite=config.suite,
+        prompt_version=PROMPT_VERSION,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        interrupted=interrupted,
+        budget_usd=config.budget_usd,
+        spent_usd=sum(c.answerer_usd_micros for c in everything) / 1e6,
+        budget_closed=budget_closed,
+        planned=planned,
+        done=done,
+        skipped_budget=skipped,
+        errors=planned - done - skipped,
+        coverage=round(len(common) / cases, 4) if cases else 0.0,
+        common=common,
+        comparison=compare(named, by=GroupBy.label) if len(named) > 1 and common else None,
+        runs=[_run(v, r, set(common)) for v, r in zip(plan, reports, strict=True)],
+    )
+
+
+def _run(variant: Variant, report: RunReport, common: set[str]) -> SweepRun:
+    """The scorecard's `model_answer` grades probes only, while a fixture's model answers its
+    queries: counted here as well, a sweep of fixtures still shows how each model answered."""
+    cases = [c for c in report.cases if c.case_id in common and c.status is CaseStatus.done]
+    graded = [p.model_ok for c in cases for p in c.probes if p.scored and p.model_ok is not None]
+    graded += [q.model_ok for c in cases for q in c.queries if q.model_ok is not None]
+    return SweepRun(
+        variant=variant,
+        report=report,
+        answers=len(graded),
+        model_answer=round(sum(graded) / len(graded), 4) if graded else None,
+    )

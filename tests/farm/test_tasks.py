@@ -14,7 +14,7 @@ from memeval.suites.catalog import resolve
 from workers import runtime
 from workers.aggregate import finalize
 from workers.config import make_app
-from workers.job import FINISH_RUN, RUN_CASE, CaseJob, planned
+from workers.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob, planned
 from workers.runtime import RUNTIME
 from workers.settings import FarmSettings
 
@@ -75,6 +75,25 @@ def test_the_chord_callback_folds_from_the_store_and_may_run_twice(
     assert first["counts"] == {"done": len(every)} and first["missing"] == 0
     assert closed is not None and closed.status is RunStatus.finished
     assert store.get_run("r1").finished_at == closed.finished_at  # type: ignore[union-attr]
+
+
+def test_the_sweep_callback_closes_each_of_its_runs_and_may_run_twice(
+    app: Celery, store: Store
+) -> None:
+    every = jobs()
+    for run_id in ("s.0", "s.1"):
+        store.create_run(run_id=run_id, label=f"s/{run_id}", engine="reference", suite="all",
+                         planned=[planned(j.case, j.trial) for j in every])  # fmt: skip
+    for job in every:  # s.0 has all its results, s.1 only its first
+        for run_id in ("s.0", "s.1")[: 2 if job is every[0] else 1]:
+            message = job.model_copy(update={"run_id": run_id}).message()
+            app.tasks[RUN_CASE].apply(message["args"], message["kwargs"])
+    first = app.tasks[FINISH_SWEEP].apply(([], ["s.0", "s.1"])).get()
+    second = app.tasks[FINISH_SWEEP].apply(([{"bogus": 1}], ["s.0", "s.1"])).get()
+    assert first == second
+    assert [(s["run_id"], s["missing"]) for s in first] == [("s.0", 0), ("s.1", len(every) - 1)]
+    assert store.get_run("s.0").status is RunStatus.finished  # type: ignore[union-attr]
+    assert store.get_run("s.1").status is RunStatus.running  # type: ignore[union-attr]
 
 
 def test_finalize_leaves_a_run_that_misses_cases_running(store: Store) -> None:
