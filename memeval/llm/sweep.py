@@ -29,6 +29,7 @@ from memeval.plan import new_run_id
 from memeval.report.compare import CompareReport, GroupBy, common_cases, compare
 from memeval.results import CaseStatus, RunReport
 from memeval.runner import RunOptions
+from memeval.scoring.kpis import kpis
 from memeval.store import RunStatus, Store
 from memeval.suites.common import Slug
 from memeval.suites.fixture import Fixture
@@ -317,14 +318,7 @@ def _report(
 
 
 def _run(variant: Variant, report: RunReport, common: set[str]) -> SweepRun:
-    """The scorecard's `model_answer` grades probes only, while a fixture's model answers its
-    queries: counted here as well, a sweep of fixtures still shows how each model answered."""
+    """The model's grade on the common subset only, so every variant answers the same questions."""
     cases = [c for c in report.cases if c.case_id in common and c.status is CaseStatus.done]
-    graded = [p.model_ok for c in cases for p in c.probes if p.scored and p.model_ok is not None]
-    graded += [q.model_ok for c in cases for q in c.queries if q.model_ok is not None]
-    return SweepRun(
-        variant=variant,
-        report=report,
-        answers=len(graded),
-        model_answer=round(sum(graded) / len(graded), 4) if graded else None,
-    )
+    graded = next(k for k in kpis(cases) if k.name == "model_answer")
+    return SweepRun(variant=variant, report=report, answers=graded.n, model_answer=graded.value)

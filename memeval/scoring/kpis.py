@@ -95,7 +95,10 @@ def kpis(cases: list[CaseResult]) -> list[Kpi]:
     add("accuracy", "pack_hit", hits(probes), "share", "higher")
     add("accuracy", "mrr", (_mean([p.rr for p in probes]), len(probes)), "score", "higher")
     add("accuracy", "extractive_answer", _share(p.extractive_ok for p in probes), "share", "higher")
+    # Fixtures are answered through their queries, scenarios through their probes: both count,
+    # or a model sweep over fixtures would compare the models on cost alone.
     modelled = [p.model_ok for p in probes if p.model_ok is not None]
+    modelled += [q.model_ok for c in cases for q in c.queries if q.model_ok is not None]
     add("accuracy", "model_answer", _share(modelled), "share", "higher")
     add(
         "accuracy",

@@ -195,3 +195,17 @@ def test_kpis_have_six_groups_and_no_data_is_none():
         "latency",
     }
     assert by_name(k)["pack_hit"].value is None
+
+
+def test_model_answers_count_over_probes_and_fixture_queries():
+    answered = [
+        QueryLog(query=0, text="a?", model_answer="x", model_ok=True),
+        QueryLog(query=1, text="b?", model_answer="y", model_ok=False),
+        QueryLog(query=2, text="c?"),  # no model answer: not counted
+    ]
+    cases = [
+        fixture("temporal", 1.0, queries=answered),
+        scenario([probe(Phase.recall, True, 1, model_answer="x", model_ok=True)]),
+    ]
+    k = by_name(kpis(cases))["model_answer"]
+    assert (k.value, k.n) == (round(2 / 3, 4), 3)
