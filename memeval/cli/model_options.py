@@ -16,6 +16,8 @@ from rich.console import Console
 from memeval.errors import UsageError
 from memeval.llm.setup import budget_micros, open_budget, prepare
 from memeval.llm.spec import LlmSpec
+from memeval.llm.sweep import SWEEP_SCOPE, sweep_runs
+from memeval.store import Store
 from workers.limiter import Rate, parse_rates
 
 DEFAULT_MODEL = "openai/gpt-4.1-mini"
@@ -27,24 +29,38 @@ class ModelPlan(BaseModel):
     budget_micros: int | None
     spent_micros: int = 0  # what a resumed run's results already paid
 
-    def opener(self, run_id: str, console: Console) -> Callable[[str], None] | None:
-        """Opens the run's budget in the farm's Redis before any case is dispatched."""
+    def opener(self, console: Console) -> Callable[[str], None] | None:
+        """Opens the budgets the run's model reserves against (its own, or its sweep's) in the
+        farm's Redis before any case is dispatched."""
         cap = self.budget_micros
-        if cap is None:
+        if cap is None or self.llm is None:
             return None
+        scopes = self.llm.budget_scopes
 
         def open_in(redis_url: str) -> None:
-            state = asyncio.run(open_budget(redis_url, scope(run_id), cap, self.spent_micros))
-            console.print(
-                f"budget: ${state.cap_usd:.2f}, ${state.spent_usd:.4f} spent so far",
-                highlight=False,
-            )
+            for each in scopes:
+                state = asyncio.run(open_budget(redis_url, each, cap, self.spent_micros))
+                console.print(
+                    f"budget: ${state.cap_usd:.2f}, ${state.spent_usd:.4f} spent so far",
+                    highlight=False,
+                )
 
         return open_in
 
 
 def scope(run_id: str) -> str:
     return f"run:{run_id}"
+
+
+def paid_so_far(store: Store, run_id: str, scopes: list[str]) -> int:
+    """What the stored results already paid from the run's budget: a sweep's budget is shared
+    by all its runs, so each of them counts. An embedded farm's Redis died with the last
+    session, so this is all a resume has to reopen the budget with."""
+    runs = [run_id]
+    for each in scopes:
+        if each.startswith(SWEEP_SCOPE):
+            runs = sweep_runs(store, each.removeprefix(SWEEP_SCOPE))
+    return sum(r.answerer_usd_micros for each in runs for r in store.case_results(each))
 
 
 def plan_models(

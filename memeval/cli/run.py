@@ -20,7 +20,13 @@ import typer
 from rich.console import Console
 
 from memeval.cli.estimate import estimate_command
-from memeval.cli.model_options import DEFAULT_MODEL, ModelPlan, in_process_redis, plan_models
+from memeval.cli.model_options import (
+    DEFAULT_MODEL,
+    ModelPlan,
+    in_process_redis,
+    paid_so_far,
+    plan_models,
+)
 from memeval.cli.report import FailOnRegression, FailUnder
 from memeval.cli.summary import print_summary
 from memeval.engines.base import EngineUnavailable
@@ -178,9 +184,7 @@ def run(
                 llm=jobs[0].options.llm,
                 rates=jobs[0].options.rates,
                 budget_micros=record.options.get("budget_micros"),
-                # An embedded farm's Redis died with the last session: the spend comes back
-                # from the results it paid for, or the resumed run could spend the cap again.
-                spent_micros=sum(r.answerer_usd_micros for r in store.case_results(resume)),
+                spent_micros=paid_so_far(store, resume, jobs[0].options.llm.budget_scopes),
             )
     else:
         engine = with_options(engine or "reference", url=url, enrich_wait=enrich_wait)
@@ -213,7 +217,7 @@ def run(
         )
 
     if detach and shared is not None:
-        opener = models.opener(run_id, out)
+        opener = models.opener(out)
         if opener is not None:
             opener(str(shared.conf.result_backend))
         if jobs:
@@ -223,7 +227,7 @@ def run(
     try:
         if in_process:
             redis_url = in_process_redis(models)
-            opener = models.opener(run_id, out)
+            opener = models.opener(out)
             if opener is not None and redis_url is not None:
                 opener(redis_url)
             _run_in_process(store, run_id, jobs, concurrency, verbose, redis_url)
@@ -238,7 +242,7 @@ def run(
                 pool=pool,
                 console=out,
                 verbose=verbose,
-                before_dispatch=models.opener(run_id, out),
+                before_dispatch=models.opener(out),
             )
     except KeyboardInterrupt:
         report = finalize(store, run_id, RunStatus.interrupted)

@@ -45,6 +45,9 @@ from workers.settings import FarmSettings
 T = TypeVar("T")
 
 
+SWEEP_SCOPE = "sweep:"  # a sweep's budget scope is this and the sweep id
+
+
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -90,6 +93,14 @@ class Variant(Model):
     profile: Profile
     run_id: str
     label: str = Field(description="`<sweep>/<variant>`: the sweep's runs sort and group together.")
+
+
+def sweep_runs(store: Store, sweep_id: str) -> list[str]:
+    """The ids of a sweep's runs, numbered from 0 as `variants` names them."""
+    ids: list[str] = []
+    while store.get_run(f"{sweep_id}.{len(ids)}") is not None:
+        ids.append(f"{sweep_id}.{len(ids)}")
+    return ids
 
 
 def variants(sweep_id: str, models: list[str], profiles: list[Profile]) -> list[Variant]:
@@ -182,7 +193,7 @@ def sweep(
     for engine in dict.fromkeys(p.engine for p in config.profiles):
         check_engine(engine, remote=shared is not None)
     sweep_id = new_run_id()
-    scope = f"sweep:{sweep_id}"
+    scope = f"{SWEEP_SCOPE}{sweep_id}"
     setup = asyncio.run(
         prepare(
             config.models,
@@ -218,7 +229,7 @@ def sweep(
             cases=cases,
             trials=config.trials,
             options=v.profile.options(RunOptions(llm=setup.specs[v.model], rates=rates)),
-            budget_micros=None,  # the sweep's budget binds, held under the sweep's scope
+            budget_micros=usd_to_micros(config.budget_usd),  # the sweep's, for a resume
         )
         for v in plan
     ]
