@@ -248,9 +248,11 @@ class SlotBook:
     def records(self) -> list[BeliefRecord]:
         return list(self.slots.values())
 
-    def superseded(self, item: int) -> bool:
-        """Something the item states was later replaced: a newer value in the same slot that
-        says it is a change, or that comes from the same source (people update themselves)."""
+    def superseded(self, item: int) -> list[int]:
+        """Items that replaced something the item states: a newer value in the same slot
+        that says it is a change, or that comes from the same source (people update
+        themselves). Empty when nothing did."""
+        out: list[int] = []
         for key, st in self._by_item.get(item, ()):
             for later in self.slots[key].statements:
                 if (
@@ -258,16 +260,22 @@ class SlotBook:
                     and _differ(later.value, st.value)
                     and (later.change or later.source == st.source)
                 ):
-                    return True
-        return False
+                    out.append(later.seq)
+        return out
 
-    def mentions_outdated(self, terms: frozenset[str], text: str, at: datetime | None) -> bool:
-        """The text names a slot and a value of it that a later statement replaced.
+    def mentions_outdated(self, terms: frozenset[str], text: str, at: datetime | None) -> list[int]:
+        """Items holding a slot's latest value, when the text, written before it, names that
+        slot and an older value of it. Empty when it names none.
 
         This catches restatements no sentence shape extracts ("Recorded a monthly budget of
         5000 dollars"): an item written before the change that still carries the old value.
+        An older value counts as named when a later statement replaced it, or, when the
+        latest statement is a change, when the text gives a value of the same kind as the
+        new one (a weekday, a month, a clock time) but not the new one: "the bin collection
+        moves to Monday" replaces "they collect the bins every Friday" without naming Friday.
         """
         norm = ""
+        out: list[int] = []
         for head in terms & self._by_head.keys():
             for key in self._by_head[head]:
                 record = self.slots[key]
@@ -277,9 +285,37 @@ class SlotBook:
                 norm = norm or normalise(text)
                 if normalise(latest.value) in norm:
                     continue
-                if any(normalise(v) in norm for v in record.outdated):
-                    return True
-        return False
+                if any(normalise(v) in norm for v in record.outdated) or (
+                    latest.change and _rival_kind(latest.value, norm)
+                ):
+                    out.append(latest.seq)
+        return out
+
+
+_KINDS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b",
+        r"\b(?:january|february|march|april|may|june|july|august|september|october"
+        r"|november|december)\b",
+        r"\b\d{1,2} \d{2}\b",  # a clock time, as `normalise` writes 09:30
+    )
+)
+
+
+def _rival_kind(value: str, text: str) -> bool:
+    """The (normalised) text gives another value of the kind `value` is: a weekday, a
+    month or a clock time."""
+    norm = normalise(value)
+    for kind in _KINDS:
+        new = {_singular(m) for m in kind.findall(norm)}
+        if new and {_singular(m) for m in kind.findall(text)} - new:
+            return True
+    return False
+
+
+def _singular(day: str) -> str:
+    return day.removesuffix("s") if day.endswith("days") else day
 
 
 def _when(st: Statement) -> tuple[bool, float, int]:

@@ -2,7 +2,8 @@
 
 Generic English markers, none tied to a domain: a standing order ("always", "never", "must",
 "instead"), an alarming event ("failed", "outage", "spike", "47x"), a stated change ("updated",
-"now", "no longer"), and a question, which asserts nothing.
+"now", "no longer"), a speaker saying who they are ("I'm ...", "I lead ...", "my badge ..."),
+and a question, which asserts nothing.
 """
 
 from __future__ import annotations
@@ -28,12 +29,21 @@ _CHANGE = re.compile(
 )
 
 
+_PERSONAL = re.compile(
+    r"\b(?:i'?m|i am|my name|call me|i (?:work|lead|live|manage|run|head|own|moved|relocate)"
+    r"|my (?:role|job|title|team|partner|wife|husband|family|home|office|badge|email|phone"
+    r"|address|birthday|manager))\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Cues:
     question: bool = False
     directive: bool = False
     alarm: bool = False
     change: bool = False
+    personal: bool = False  # first person about oneself; whether that is the user is the caller's
 
 
 def read_cues(text: str) -> Cues:
@@ -42,4 +52,5 @@ def read_cues(text: str) -> Cues:
         directive=bool(_DIRECTIVE.search(text)),
         alarm=bool(_ALARM.search(text)),
         change=bool(_CHANGE.search(text)),
+        personal=bool(_PERSONAL.search(text)),
     )

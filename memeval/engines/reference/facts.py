@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from memeval.engines.reference.cues import read_cues
 from memeval.engines.reference.index import LexicalIndex
-from memeval.engines.reference.text import normalise, predicate_words, terms
+from memeval.engines.reference.spans import span
+from memeval.engines.reference.text import bigrams, normalise, predicate_words, terms
 from memeval.suites.fixture import Assertion
 
 Slot = tuple[str, str]  # (normalised subject, normalised predicate)
@@ -28,6 +30,8 @@ class Fact:
     terms: frozenset[str]
     slot: Slot | None  # (subject, predicate), normalised
     triple: Triple | None
+    change: bool  # worded as a change ("switched to", "no longer"): it replaces what it names
+    pairs: frozenset[tuple[str, str]]  # adjacent terms, for phrase matches
 
     @classmethod
     def of(cls, assertion: Assertion, seq: int, words: list[str]) -> Fact:
@@ -36,7 +40,9 @@ class Fact:
         if a.subject is not None and a.predicate is not None:
             slot = normalise(a.subject), normalise(predicate_words(a.predicate))
         triple = (*slot, normalise(a.object)) if slot and a.object is not None else None
-        return cls(a, seq, frozenset(words), slot, triple)
+        change = read_cues(a.text).change
+        pairs = bigrams(a.text) | (bigrams(span(a).text) if a.excerpt else set())
+        return cls(a, seq, frozenset(words), slot, triple, change, frozenset(pairs))
 
     @property
     def id(self) -> str:
@@ -61,12 +67,14 @@ class Fact:
 
 
 def index_terms(a: Assertion) -> list[str]:
-    """The text's terms plus those of its triple it does not already use, so a predicate's
-    words are searchable even when the text words it differently, without counting twice."""
+    """The text's terms plus those of its triple and of its source passage (see `spans`) it
+    does not already use, so a predicate's words, or the source's, are searchable even when
+    the text words it differently, without counting twice."""
     own = terms(a.text)
     seen = set(own)
     triple = " ".join([a.subject or "", predicate_words(a.predicate or ""), a.object or ""])
-    return own + [t for t in dict.fromkeys(terms(triple)) if t not in seen]
+    passage = span(a).text if a.excerpt else ""
+    return own + [t for t in dict.fromkeys(terms(f"{triple} {passage}")) if t not in seen]
 
 
 @dataclass
@@ -266,10 +274,13 @@ class View:
         """Who holds a (subject, predicate) slot at this moment, and whether rivals clash.
 
         Values with different `valid_from` follow one another in time: the latest to start
-        holds the slot and the earlier ones are *succeeded*, which is history, not conflict.
-        Values that claim the same period (same start, or no start given) are rivals. In an
-        exclusive slot rivals always clash. Otherwise they clash unless one source stated
-        them all at once: that reads as a list (Bob manages Carol and Dan), not a dispute.
+        holds the slot and the earlier ones are *succeeded*, which is history, not conflict;
+        except, in a slot that is not exclusive, an earlier value that states its own end:
+        it holds until then, alongside the newer one (two memberships, each valid for its
+        own years). Values that claim the same period (same start, or no start given) are
+        rivals. In an exclusive slot rivals always clash. Otherwise they clash unless one
+        source stated them all at once: that reads as a list (Bob manages Carol and Dan), not
+        a dispute.
         """
         facts = self.store.facts
         alive = [facts[i] for i in self.store.slots.get(slot, ()) if self.alive(i)]
@@ -277,7 +288,12 @@ class View:
         latest = max(starts, default=None)
         rivals = [f for f in alive if f.assertion.valid_from in (None, latest)]
         held = {r.triple for r in rivals}
-        succeeded = frozenset(f.id for f in alive if f.triple not in held)
+        exclusive = any(f.assertion.exclusive for f in alive)
+        succeeded = frozenset(
+            f.id
+            for f in alive
+            if f.triple not in held and (exclusive or f.assertion.valid_to is None)
+        )
         holders = tuple(f.id for f in alive if f.id not in succeeded)
         return SlotState(holders, succeeded, _clash(rivals))
 

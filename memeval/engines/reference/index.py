@@ -1,10 +1,16 @@
-"""Hybrid lexical ranking: BM25 over terms, widened by character-trigram neighbours.
+"""Hybrid lexical ranking: BM25 over terms, widened by character-trigram neighbours and by
+related words.
 
 BM25 rewards the rare words a query shares with a text. Stemming catches regular inflections,
 but not every variant ("dependency"/"depends", a typo, a compound written two ways), so each
 query term also brings in the vocabulary terms whose trigram sets are close to its own, at a
 discount. Trigrams are indexed over the *vocabulary*, not over documents, so fuzzy matching
-costs a few set look-ups per query term instead of a scan of every stored item.
+costs a few set look-ups per query term instead of a scan of every stored item. The lexicon's
+related words (see `text.related`) come in the same way, also at a discount.
+
+A query term that only frames the question in time ("today", "in spring 2023") weighs little,
+and a phrase term (see `text.terms`) only counts when something stored matches it; its words
+that match nothing on their own are then explained by it and dropped.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from memeval.engines.reference.text import dice, trigrams
+from memeval.engines.reference.text import PHRASE_JOIN, dice, framing, is_phrase, related, trigrams
 
 K1 = 1.2
 B = 0.75
@@ -26,6 +32,7 @@ FUZZY_MAX_ALTERNATIVES = 3
 FUZZY_MIN_LENGTH = 4  # short terms have too few trigrams for similarity to mean anything
 COMMON_GRAM = 400  # a gram shared by more vocabulary terms than this proposes none of them
 COMMON_TERM_SHARE = 0.1  # terms in more than this share of docs only rescore candidates
+FRAMING_WEIGHT = 0.25  # of a time-framing term's usual weight
 _CACHE_SIZE = 512
 
 
@@ -86,16 +93,25 @@ class LexicalIndex:
     def resolve(self, query_terms: list[str]) -> ResolvedQuery:
         out: list[QueryTerm] = []
         for term in dict.fromkeys(query_terms):
-            matches: list[tuple[str, float]] = []
+            found: dict[str, float] = {}
             if term in self._postings:
-                matches.append((term, 1.0))
-            matches.extend((alt, sim * FUZZY_DISCOUNT) for alt, sim in self.similar(term))
-            out.append(QueryTerm(term, self.weight(term), tuple(matches)))
-        return ResolvedQuery(tuple(out))
+                found[term] = 1.0
+            for alt, sim in self.similar(term):
+                found[alt] = max(found.get(alt, 0.0), sim * FUZZY_DISCOUNT)
+            for alt, value in related(term).items():
+                if alt in self._postings and value > found.get(alt, 0.0):
+                    found[alt] = value
+            weight = self.weight(term) * (FRAMING_WEIGHT if framing(term) else 1.0)
+            out.append(QueryTerm(term, weight, tuple(found.items())))
+        explained = {
+            part for qt in out if is_phrase(qt.term) and qt.matches for part in _parts(qt.term)
+        }
+        kept = [qt for qt in out if qt.matches or not (is_phrase(qt.term) or qt.term in explained)]
+        return ResolvedQuery(tuple(kept))
 
     def similar(self, term: str) -> list[tuple[str, float]]:
         """Vocabulary terms that look like `term`, best first; cached and kept current on add."""
-        if len(term) < FUZZY_MIN_LENGTH or any(c.isdigit() for c in term):
+        if not _fuzzy(term):
             return []
         cached = self._similar.get(term)
         if cached is not None:
@@ -122,7 +138,7 @@ class LexicalIndex:
         return result
 
     def _new_vocabulary_term(self, term: str) -> None:
-        if len(term) < FUZZY_MIN_LENGTH or any(c.isdigit() for c in term):
+        if not _fuzzy(term):
             return
         grams = trigrams(term)
         for gram in grams:
@@ -169,6 +185,15 @@ class LexicalIndex:
                 gain = boost * tf / (tf + K1 * (1 - B + B * lengths[doc] / average))
                 scores[doc] = scores.get(doc, 0.0) + gain
         return heapq.nlargest(limit, scores.items(), key=lambda pair: (pair[1], pair[0]))
+
+
+def _fuzzy(term: str) -> bool:
+    """Words only: a number, a code or a phrase term is matched as written or not at all."""
+    return len(term) >= FUZZY_MIN_LENGTH and not is_phrase(term) and term.isalpha()
+
+
+def _parts(phrase: str) -> list[str]:
+    return phrase.split(PHRASE_JOIN)
 
 
 def _comparable(a: str, b: str) -> bool:

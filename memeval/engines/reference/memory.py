@@ -65,7 +65,7 @@ class Memory:
     written: list[str] = field(default_factory=list)
     by_turn: dict[TurnKey, int] = field(default_factory=dict)
     standing: list[Item] = field(default_factory=list)  # learnings and live beliefs
-    notable: list[Item] = field(default_factory=list)  # standing orders and alarms
+    notable: list[Item] = field(default_factory=list)  # standing orders, alarms, the user's own
     ingested: dict[str, list[Item]] = field(default_factory=dict)  # document id -> passages
     threads: dict[str, list[Item]] = field(default_factory=dict)
     book: SlotBook = field(default_factory=SlotBook)  # what turns and documents state
@@ -82,7 +82,7 @@ class Memory:
         self.index.add(item.doc, words)
         if item.kind in (ItemKind.learning, ItemKind.belief):
             self.standing.append(item)
-        elif item.cues.directive or item.cues.alarm:
+        elif item.cues.directive or item.cues.alarm or about_user(item):
             self.notable.append(item)
         if item.thread is not None:
             self.threads.setdefault(item.thread, []).append(item)
@@ -169,6 +169,11 @@ class Memory:
             if item.kind is ItemKind.belief:
                 item.retired = True
         self.standing = [i for i in self.standing if not i.retired]
+
+
+def about_user(item: Item) -> bool:
+    """The user saying who they are: profile facts a later session must not lose."""
+    return item.role == "user" and item.cues.personal and not item.cues.question
 
 
 def passages(text: str) -> list[str]:

@@ -7,10 +7,14 @@ budget here means the renderer never has to drop a chosen item.
 
 - *Importance* without a query is what a cold start should see first: learnings and beliefs,
   standing orders (directive wording: always, never, must, prefer, instead...), alarming events
-  (failed, outage, spike, "47x"...), and items whose words are rare in this tenant (novelty).
+  (failed, outage, spike, "47x"...), the user saying who they are ("I'm ...", "my badge ..."),
+  documents a little (a source of record outranks chatter that matches as well), and items
+  whose words are rare in this tenant (novelty).
 - *Updates first*: an older statement ranks below a newer, nearly as relevant one on the same
   topic; and a turn whose stated value was later replaced (see `beliefs.SlotBook`) is left
-  out, since the pack shows the value that replaced it.
+  out, since the pack shows the value that replaced it; unless the question is put in the past
+  ("what was the queue length when the page fired?"): then it ranks right below what replaced
+  it, which joins the pack with it, so the current value is still read first.
 - A question is weak evidence: a turn ending in "?" counts half, and never pushes a statement
   below it.
 - *Disagreement*: leading items from different sources that give different amounts of the
@@ -37,9 +41,9 @@ from memeval.engines.pack import (
     render,
 )
 from memeval.engines.reference.disagreement import notes
-from memeval.engines.reference.index import ResolvedQuery, coverage, credit
-from memeval.engines.reference.memory import Item, ItemKind, Memory, TurnKey, key_of
-from memeval.engines.reference.text import terms
+from memeval.engines.reference.index import ResolvedQuery, coverage
+from memeval.engines.reference.memory import Item, ItemKind, Memory, TurnKey, about_user, key_of
+from memeval.engines.reference.text import terms, tokens
 from memeval.engines.types import Pack, Turn
 
 DEFAULT_BUDGET = 1500
@@ -83,8 +87,9 @@ def build(memory: Memory, req: Request) -> Pack:
     pinned = _carried(memory, req)
     pinned_docs = {doc for doc, _ in pinned}
     query = memory.index.resolve(terms(req.query)) if req.query else None
-    ranked, relevance = _ranked(memory, req, query)
-    leading = [i for i in ranked if relevance[i.doc] > 0] if query is not None else ranked
+    ranked, relevance, replaced = _ranked(memory, req, query)
+    current = [i for i in ranked if i.doc not in replaced]
+    leading = [i for i in current if relevance[i.doc] > 0] if query is not None else current
     flagged = notes(leading, query)
 
     def chosen() -> Iterator[tuple[str, str]]:
@@ -121,9 +126,22 @@ def _candidates(memory: Memory, req: Request, query: ResolvedQuery | None) -> di
 
 def _ranked(
     memory: Memory, req: Request, query: ResolvedQuery | None
-) -> tuple[list[Item], dict[int, float]]:
-    """Visible items best first, and each one's relevance to the query."""
+) -> tuple[list[Item], dict[int, float], dict[int, list[int]]]:
+    """Visible items best first, each one's relevance to the query, and the turns whose value
+    was replaced, with what replaced them."""
     relevance = _candidates(memory, req, query)
+    replaced = {
+        doc: by
+        for doc in list(relevance)
+        if memory.items[doc].kind is ItemKind.turn and (by := _replacements(memory, doc))
+    }
+    if query is None or not asks_past(req.query or ""):
+        for doc in replaced:
+            del relevance[doc]
+        replaced = {}
+    for by in replaced.values():
+        for doc in by:
+            relevance.setdefault(doc, 0.0)
     hidden = {memory.items[memory.by_turn[k]].id for k in req.exclude if k in memory.by_turn}
     items = [memory.items[doc] for doc in relevance]
     items = [i for i in items if _visible(i, req, memory, hidden)]
@@ -142,22 +160,35 @@ def _ranked(
         )
     if query is not None:
         _updates_first(items, scores, relevance, query)
+    for doc, by in replaced.items():
+        held = [scores[r] for r in by if r in scores]
+        if doc in scores and held:
+            scores[doc] = min(scores[doc], min(held) - 1e-6)
     ranked = sorted(items, key=lambda i: (scores[i.doc], i.time, i.doc), reverse=True)
-    return ranked, relevance
+    return ranked, relevance, {doc: by for doc, by in replaced.items() if doc in scores}
+
+
+_PAST = frozenset("was were did had".split())
+_NOW = frozenset("now currently current today still latest anymore".split())
+
+
+def asks_past(question: str) -> bool:
+    """Put in the past tense, with no word pulling it to the present: it may ask how things
+    stood before a later change."""
+    words = set(tokens(question))
+    return bool(words & _PAST) and not words & _NOW
+
+
+def _replacements(memory: Memory, doc: int) -> list[int]:
+    item = memory.items[doc]
+    return memory.book.superseded(doc) or memory.book.mentions_outdated(
+        item.terms, item.text, item.at
+    )
 
 
 def _visible(item: Item, req: Request, memory: Memory, hidden: set[str]) -> bool:
-    """Whether an item may be shown at all, before any ranking.
-
-    A turn whose value was later replaced is dropped; a document never is: it is a source of
-    record, and a conversation that contradicts it is a disagreement to show, not an update.
-    """
+    """Whether an item may be shown at all, before any ranking."""
     if item.retired or memory.unanswered(item):
-        return False
-    if item.kind is ItemKind.turn and (
-        memory.book.superseded(item.doc)
-        or memory.book.mentions_outdated(item.terms, item.text, item.at)
-    ):
         return False
     if item.kind is ItemKind.learning:
         return item.agent is None or item.agent == req.agent
@@ -174,10 +205,12 @@ def _importance(item: Item) -> float:
         return 0.6 + 0.4 * item.confidence
     if item.cues.question:
         return 0.0
-    if item.cues.directive:
+    if item.cues.directive or about_user(item):
         return 0.7
     if item.cues.alarm:
         return 0.6
+    if item.kind is ItemKind.document:
+        return 0.3
     return 0.0
 
 
@@ -200,14 +233,19 @@ def _updates_first(
 ) -> None:
     """An older statement ranks below a newer one on the same topic that is nearly as relevant.
 
-    Same topic: they match a query term in common. Nearly as relevant: the newer one has at
+    Same topic: they share a word that matched the query (the query's own or a related one:
+    two items matching one question word through different related words may be on different
+    topics). Nearly as relevant: the newer one has at
     least `UPDATE_BAND` of the older one's relevance, or `CHANGE_BAND` when it is worded as a
     change ("updated", "now", "instead"). A value that changed is then read in its newest
     wording first, while an old statement far more relevant than newer chatter keeps its place.
     """
     dated = [i for i in items if i.at is not None and relevance[i.doc] and not i.cues.question]
     dated = sorted(dated, key=lambda i: relevance[i.doc], reverse=True)[:UPDATE_WINDOW]
-    matched = {i.doc: {qt.term for qt in query.terms if credit(qt, i.terms)} for i in dated}
+    matched = {
+        i.doc: {term for qt in query.terms for term, _ in qt.matches if term in i.terms}
+        for i in dated
+    }
     dated = [i for i in dated if matched[i.doc]]
     dated.sort(key=lambda i: (i.time, i.doc), reverse=True)
     for n, older in enumerate(dated):

@@ -7,35 +7,10 @@ carries all three rather than only the source of the one row that matched.
 
 from __future__ import annotations
 
-from memeval.engines.reference.facts import Fact, Status, View
-from memeval.engines.reference.text import normalise, sentences, terms
-from memeval.engines.types import Hit, HitSpan
-
-
-def span(fact: Fact) -> HitSpan:
-    """The stated span; else the excerpt sentence that best supports the fact; else its text."""
-    a = fact.assertion
-    base = a.excerpt or a.text
-    if a.span is not None:
-        return HitSpan(start=a.span.start, end=a.span.end, text=base[a.span.start : a.span.end])
-    if a.excerpt:
-        best = _supporting_sentence(fact, a.excerpt)
-        start = a.excerpt.find(best)
-        if best and start >= 0:
-            return HitSpan(start=start, end=start + len(best), text=best)
-    return HitSpan(start=0, end=len(base), text=base)
-
-
-def _supporting_sentence(fact: Fact, excerpt: str) -> str:
-    a = fact.assertion
-    wanted = set(terms(a.text))
-    value = normalise(a.object or "")
-
-    def support(sentence: str) -> tuple[bool, int]:
-        has_value = bool(value) and value in normalise(sentence)
-        return has_value, len(wanted & set(terms(sentence)))
-
-    return max(sentences(excerpt), key=support, default="")
+from memeval.engines.reference.facts import Status, View
+from memeval.engines.reference.spans import span
+from memeval.engines.reference.text import normalise
+from memeval.engines.types import Hit
 
 
 def derivation(view: View, fid: str) -> list[str]:
@@ -84,7 +59,7 @@ def fact_hit(view: View, fid: str, score: float) -> Hit:
     return Hit(
         text=a.text,
         source=a.source,
-        span=span(view.store.facts[fid]),
+        span=span(a),
         confidence=a.confidence,
         assertion_id=a.id,
         valid_from=a.valid_from,
@@ -114,7 +89,7 @@ def joined_hit(view: View, fids: list[str], score: float) -> Hit:
     return Hit(
         text=" ".join(a.text.strip() for a in facts),
         source=last.assertion.source,
-        span=span(last),
+        span=span(last.assertion),
         confidence=round(confidence, 4),
         valid_from=max(starts, default=None),
         valid_to=min(ends, default=None),

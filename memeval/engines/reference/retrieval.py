@@ -2,39 +2,59 @@
 
 The pipeline:
 
-1. Lexical candidates from the index (BM25 + trigram neighbours).
+1. Lexical candidates from the index (BM25 + trigram neighbours + related words), ranked by
+   coverage and BM25, and a little by the question's word pairs they hold in a row when those
+   words also occur apart (see `_telling`).
 2. Each candidate is judged at the view's moment. A fact that no longer holds hands its
    relevance to what replaced it (its superseder, the winner of its conflict, the current value
    of its slot), so a question worded like an old statement still finds the new value. A fact
    that nothing replaces (retracted, a retraction, valid only later, or below the confidence
    floor) becomes a *shadow*: it cannot answer, but it shows what the question was about.
+   Among records with no triple, which no slot can order, a newer one worded as a change
+   ("replaced its helpline with", "no longer", "from now on") on the same matched words goes
+   before an older one, when it is at least `CHANGE_BAND` as relevant: text alone says it
+   replaces what the older one states.
 3. A structured reading over the entity graph (forward, reverse, multi-hop) answers instead
-   when it explains the question at least about as well as the best single fact.
+   when it explains the question at least about as well as the best single fact; failing
+   that, two records with no triple joined by a name they share (see `bridges`), when the
+   best single one leaves most of the question unanswered.
 4. Abstain when the best answer is weak: it covers under `MIN_COVERAGE` of the question's idf
    weight; or a shadow covers the question clearly better (`SHADOW_MARGIN`), meaning the
    question asks about something withdrawn, uncertain or not yet true; or the question names
    an entity and none of its other words match; or the answer is in a conflict that trust,
    recency and confidence cannot settle.
+
+*Entity first*: the words that name something (see `names`) must all be in what answers, or
+in what handed its relevance on to it; only the other words may match loosely. A question
+about a name nothing stored carries is not about the nearest name that is stored. Among the
+records that carry the name, the word saying what kind of thing it is ("office" after "Leeds")
+weighs little in ranking: it tells them apart no better than the name does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from memeval.engines.reference.facts import Conflict, FactStore, Status, View
+from memeval.engines.reference.bridges import Bridge, bridge
+from memeval.engines.reference.facts import Conflict, Fact, FactStore, Status, View
 from memeval.engines.reference.graph import Graph
 from memeval.engines.reference.index import ResolvedQuery, coverage, credit
 from memeval.engines.reference.interpret import Kind, Reading, attributes, read
+from memeval.engines.reference.names import name_heads, name_terms
 from memeval.engines.reference.provenance import fact_hit, joined_hit
-from memeval.engines.reference.text import normalise, terms
+from memeval.engines.reference.text import bigrams, framing, normalise, terms
 from memeval.engines.types import ConflictReport, Hit, QueryResult
 
 CANDIDATES = 40
 WEAK_CONFIDENCE = 0.5  # below this a fact may be shown as context but never answers
 MIN_COVERAGE = 0.4
 SHADOW_MARGIN = 0.15
+ATTRIBUTE_COVERAGE = 0.3  # of the weight of a question's words that are not names
 READING_SLACK = 0.1  # a structured reading may cover a little less than the best single fact
-COVERAGE_WEIGHT = 0.6  # of the ranking score; the rest is BM25 normalised to the best hit
+CHANGE_BAND = 0.5  # of an older record's score that a newer one worded as a change needs
+COVERAGE_WEIGHT = 0.6  # of the lexical score; the rest is BM25 normalised to the best hit
+PHRASE_WEIGHT = 0.2  # of the ranking score; the rest is the lexical score
+HEAD_WEIGHT = 0.25  # of the usual weight of the word naming the kind of a named entity
 
 
 @dataclass
@@ -42,10 +62,14 @@ class _Candidate:
     fid: str
     bm25: float
     coverage: float
+    phrase: float  # share of the question's word pairs (by weight) it holds in a row
+    via: set[str]  # the matched facts whose relevance it carries, itself included when matched
 
-    def absorb(self, bm25: float, cov: float) -> None:
+    def absorb(self, bm25: float, cov: float, phrase: float, matched: str) -> None:
         self.bm25 = max(self.bm25, bm25)
         self.coverage = max(self.coverage, cov)
+        self.phrase = max(self.phrase, phrase)
+        self.via.add(matched)
 
 
 class Retriever:
@@ -66,14 +90,19 @@ class Retriever:
         query = self.store.index.resolve(terms(question))
         if not query.terms:
             return QueryResult(abstained=True)
-        pool, shadow = self._candidates(query)
-        ranked = self._rank(pool)
+        names = name_terms(question)
+        ranking = _for_ranking(query, name_heads(question, names))
+        pool, shadow = self._candidates(ranking, names, _pairs(question, ranking))
+        ranked = self._rank(pool, ranking)
         best_coverage = ranked[0].coverage if ranked else 0.0
         reading = read(question, query, self.graph, self.store.facts, self.usable)
         if reading is not None:
-            result = self._from_reading(query, reading, best_coverage, k)
+            result = self._from_reading(query, reading, best_coverage, k, names)
             if result is not None:
                 return result
+        chain = bridge(question, self.store, self.usable, query, names, [c.fid for c in ranked])
+        if chain is not None:
+            return self._from_bridge(chain, k)
         if not ranked:
             return QueryResult(abstained=True)
         top = ranked[0]
@@ -81,7 +110,7 @@ class Retriever:
         if (
             top.coverage < MIN_COVERAGE
             or shadow >= top.coverage + SHADOW_MARGIN
-            or self._misses_attributes(question, query, top.fid)
+            or self._misses_attributes(question, query, names, top)
             or self.view.unresolved(top.fid)
         ):
             return QueryResult(abstained=True, conflicts=related)
@@ -98,14 +127,23 @@ class Retriever:
 
     # ---- candidates ---------------------------------------------------------------------
 
-    def _candidates(self, query: ResolvedQuery) -> tuple[dict[str, _Candidate], float]:
-        pool: dict[str, _Candidate] = {}
-        shadow = 0.0
+    def _candidates(
+        self, query: ResolvedQuery, names: frozenset[str], pairs: dict[tuple[str, str], float]
+    ) -> tuple[dict[str, _Candidate], float]:
+        found: list[tuple[Fact, float]] = []
         for doc, bm25 in self.store.index.search(query, CANDIDATES):
             fact = self.store.fact_for_doc(doc)
             if fact is None:
                 continue  # an older version of a re-stored id
+            if not names <= fact.terms:
+                continue  # about something else of a similar kind
+            found.append((fact, bm25))
+        pairs = _telling(pairs, [fact for fact, _ in found])
+        pool: dict[str, _Candidate] = {}
+        shadow = 0.0
+        for fact, bm25 in found:
             cov = coverage(query, fact.terms)
+            phrase = _held(pairs, fact.pairs)
             status = self.view.status(fact.id)
             if status is Status.unrecorded:
                 continue
@@ -116,22 +154,39 @@ class Retriever:
                 shadow = max(shadow, cov)
             for fid in heirs:
                 if fid in pool:
-                    pool[fid].absorb(bm25, cov)
+                    pool[fid].absorb(bm25, cov, phrase, fact.id)
                 else:
-                    own = coverage(query, self.store.facts[fid].terms)
-                    pool[fid] = _Candidate(fid, bm25, max(cov, own))
+                    heir = self.store.facts[fid]
+                    own = coverage(query, heir.terms), _held(pairs, heir.pairs)
+                    pool[fid] = _Candidate(
+                        fid, bm25, max(cov, own[0]), max(phrase, own[1]), {fact.id}
+                    )
         return pool, shadow
 
-    def _rank(self, pool: dict[str, _Candidate]) -> list[_Candidate]:
-        """Best first; equal scores put the newer fact first."""
+    def _rank(self, pool: dict[str, _Candidate], query: ResolvedQuery) -> list[_Candidate]:
+        """Best first; equal scores put the newer fact first; then changes before what they
+        replace (see the module doc)."""
         if not pool:
             return []
         top = max(c.bm25 for c in pool.values()) or 1.0
         facts = self.store.facts
+        scores = {c.fid: round(_score(c, top), 6) for c in pool.values()}
+        plain = [c for c in pool.values() if facts[c.fid].slot is None]
+        matched = {
+            c.fid: {qt.term for qt in query.terms if credit(qt, facts[c.fid].terms)} for c in plain
+        }
+        plain.sort(key=lambda c: facts[c.fid].newness, reverse=True)
+        for n, older in enumerate(plain):
+            for newer in plain[:n]:
+                if (
+                    facts[newer.fid].change
+                    and facts[newer.fid].recency > facts[older.fid].recency
+                    and matched[newer.fid] & matched[older.fid]
+                    and scores[newer.fid] >= CHANGE_BAND * scores[older.fid]
+                ):
+                    scores[older.fid] = min(scores[older.fid], scores[newer.fid] - 1e-6)
         return sorted(
-            pool.values(),
-            key=lambda c: (round(_score(c, top), 6), facts[c.fid].newness),
-            reverse=True,
+            pool.values(), key=lambda c: (scores[c.fid], facts[c.fid].newness), reverse=True
         )
 
     def _distinct(self, fids: list[str]) -> list[str]:
@@ -146,20 +201,43 @@ class Retriever:
             seen |= keys
         return out
 
-    def _misses_attributes(self, question: str, query: ResolvedQuery, fid: str) -> bool:
-        """A question naming an entity asks something about it; no match on that is a miss."""
+    def _misses_attributes(
+        self, question: str, query: ResolvedQuery, names: frozenset[str], top: _Candidate
+    ) -> bool:
+        """A question naming an entity asks something about it; no match on that is a miss.
+
+        The name matching is no evidence the answer is *about* what is asked: of the weight
+        of the words that are neither names nor time framing, the answer must cover
+        `ATTRIBUTE_COVERAGE`, and when
+        the name is a graph entity, at least one of those words. What the answer stands in
+        for counts too: the winner of a conflict answers a question worded like the rival it
+        beat.
+        """
+        present = set(self.store.facts[top.fid].terms)
+        for fid in top.via:
+            present |= self.store.facts[fid].terms
+        if names:
+            rest = [qt for qt in query.terms if qt.term not in names and not framing(qt.term)]
+            total = sum(qt.weight for qt in rest)
+            held = sum(qt.weight * credit(qt, present) for qt in rest)
+            if total > 0 and held < ATTRIBUTE_COVERAGE * total:
+                return True
         mentions = [m for m in self.graph.mentions(question) if m.full]
         if not mentions:
             return False
         wanted = attributes(question, mentions)
-        present = self.store.facts[fid].terms
         asked = [qt for qt in query.terms if qt.term in wanted and qt.weight > 0]
         return bool(asked) and not any(credit(qt, present) for qt in asked)
 
     # ---- structured readings ------------------------------------------------------------
 
     def _from_reading(
-        self, query: ResolvedQuery, reading: Reading, best_coverage: float, k: int
+        self,
+        query: ResolvedQuery,
+        reading: Reading,
+        best_coverage: float,
+        k: int,
+        names: frozenset[str],
     ) -> QueryResult | None:
         view = self.view
         fids = list(reading.facts)
@@ -177,7 +255,7 @@ class Retriever:
         for fid in fids:
             present |= self.store.facts[fid].terms
         cov = coverage(query, present)
-        if cov < best_coverage - READING_SLACK:
+        if cov < best_coverage - READING_SLACK or not names <= present:
             return None
         facts = [self.store.facts[fid] for fid in self._distinct(fids)]
         hits: list[Hit]
@@ -197,6 +275,17 @@ class Retriever:
             hits=hits[:k], answer=answer, conflicts=self._conflicts(list(reading.facts))
         )
 
+    def _from_bridge(self, chain: Bridge, k: int) -> QueryResult:
+        fids = [chain.first, chain.second]
+        hits = [
+            joined_hit(self.view, fids, chain.coverage),
+            *(fact_hit(self.view, fid, chain.coverage) for fid in reversed(fids)),
+        ]
+        last = self.store.facts[chain.second].assertion
+        return QueryResult(
+            hits=hits[:k], answer=last.object or last.text, conflicts=self._conflicts(fids)
+        )
+
     def _conflicts(self, fids: list[str]) -> list[ConflictReport]:
         seen: dict[tuple[str, ...], Conflict] = {}
         for fid in fids:
@@ -209,7 +298,47 @@ class Retriever:
 
 
 def _score(c: _Candidate, top_bm25: float) -> float:
-    return COVERAGE_WEIGHT * c.coverage + (1 - COVERAGE_WEIGHT) * c.bm25 / top_bm25
+    lexical = COVERAGE_WEIGHT * c.coverage + (1 - COVERAGE_WEIGHT) * c.bm25 / top_bm25
+    return (1 - PHRASE_WEIGHT) * lexical + PHRASE_WEIGHT * c.phrase
+
+
+def _for_ranking(query: ResolvedQuery, heads: frozenset[str]) -> ResolvedQuery:
+    """The query for ranking records that all carry the question's names: the word naming the
+    entity's kind ("office" after "Leeds") tells them apart no better than the name does, and
+    a record that states the asked attribute without repeating it must not lose for that."""
+    return ResolvedQuery(
+        tuple(
+            replace(qt, weight=qt.weight * HEAD_WEIGHT) if qt.term in heads else qt
+            for qt in query.terms
+        )
+    )
+
+
+def _pairs(question: str, query: ResolvedQuery) -> dict[tuple[str, str], float]:
+    """The question's adjacent word pairs, each weighing what its two words weigh."""
+    weight = {qt.term: qt.weight for qt in query.terms}
+    return {pair: weight.get(pair[0], 0.0) + weight.get(pair[1], 0.0) for pair in bigrams(question)}
+
+
+def _telling(
+    pairs: dict[tuple[str, str], float], facts: list[Fact]
+) -> dict[tuple[str, str], float]:
+    """The pairs worth rewarding among these facts, reweighed by how often their words occur
+    apart: a pair always written together ("data centre" in every record about the site) says
+    nothing its words do not, while "usage effectiveness" among records that also say "power
+    usage" picks out the one that means it."""
+    out: dict[tuple[str, str], float] = {}
+    for pair, weight in pairs.items():
+        together = sum(pair in f.pairs for f in facts)
+        apart = max(sum(pair[0] in f.terms for f in facts), sum(pair[1] in f.terms for f in facts))
+        if together and apart > together:
+            out[pair] = weight * (1 - together / apart)
+    return out
+
+
+def _held(pairs: dict[tuple[str, str], float], present: frozenset[tuple[str, str]]) -> float:
+    total = sum(pairs.values())
+    return sum(w for pair, w in pairs.items() if pair in present) / total if total > 0 else 0.0
 
 
 def _join(values: list[str]) -> str:

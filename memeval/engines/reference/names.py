@@ -1,0 +1,69 @@
+"""Names as written: the words of a text that pick out one particular thing.
+
+A question about "Marta Kowal" is not about "Marta Kowalska", however well the rest of it
+matches; and "gate 7C" is not "gate 4A". So the words that *name* something must be matched as
+written, while the words that say what is asked about it may be paraphrased. Two generic,
+writing-based signs mark a name word:
+
+- a capitalised word inside a sentence ("the Hilltop depot"), unless it is a function word, a
+  title ("Dr"), a month or a weekday, or an acronym ("CEO", "IT": those name kinds of things);
+  a capitalised first word counts only when the next word is a name word too ("Sam Okoro
+  owns...");
+- a code mixing letters and digits ("7C", "A320", "H2").
+"""
+
+from __future__ import annotations
+
+import re
+
+from memeval.engines.reference.text import STOPWORDS, framing, stem, tokens
+
+_WORD = re.compile(r"[^\W_]+")
+_SENTENCE_END = re.compile(r"[.!?:;]\s*$|^\s*$")
+_NOT_NAMES = frozenset(
+    """
+    mr mrs ms miss mx dr prof sir dame st mt
+    monday tuesday wednesday thursday friday saturday sunday
+    """.split()
+)
+
+
+def name_terms(text: str) -> frozenset[str]:
+    """Stems of the name words of `text` (see the module doc), as `text.terms` spells them."""
+    found = list(_WORD.finditer(text))
+    marks = [_candidate(m.group()) for m in found]
+    out: set[str] = set()
+    for i, match in enumerate(found):
+        if not marks[i]:
+            continue
+        word = match.group()
+        first = bool(_SENTENCE_END.search(text[: match.start()]))
+        if first and not _code(word) and not (i + 1 < len(found) and marks[i + 1]):
+            continue
+        out.add(stem(word.casefold()))
+    return frozenset(out)
+
+
+def _candidate(word: str) -> bool:
+    if _code(word):
+        return True
+    lower = word.casefold()
+    if not word[:1].isupper() or word.isupper() or lower in STOPWORDS or lower in _NOT_NAMES:
+        return False
+    return not framing(stem(lower))
+
+
+def _code(word: str) -> bool:
+    return any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
+
+
+def name_heads(text: str, names: frozenset[str]) -> frozenset[str]:
+    """The word right after each written name: what kind of thing the name is ("office" in
+    "the Leeds office"), not what is asked about it."""
+    words = tokens(text)
+    stems = [stem(w) for w in words]
+    return frozenset(
+        stems[i + 1]
+        for i in range(len(words) - 1)
+        if stems[i] in names and stems[i + 1] not in names and words[i + 1] not in STOPWORDS
+    )
