@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from memeval.llm.sweep import sweep_runs
 from memeval.report.compare import GroupBy, Verdict, compare
 from memeval.report.compare_markdown import render_compare
 from memeval.report.gate import EXIT_REGRESSION, GateFailed
@@ -16,6 +17,7 @@ from memeval.report.intervals import run_intervals
 from memeval.report.source import load_report
 from memeval.report.stats import RESAMPLES
 from memeval.report.write import Format, render_as
+from memeval.store import open_store
 
 err = Console(stderr=True)
 
@@ -94,7 +96,7 @@ def compare_runs(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Say which differences between runs are real: better, worse, or within noise."""
-    reports = [load_report(r, database_url) for r in runs]
+    reports = [load_report(r, database_url) for r in _expand_sweeps(runs, database_url)]
     result = compare(reports, baseline=baseline, by=by, resamples=resamples)
     typer.echo(render_compare(result), nl=False)
     if html is not None:
@@ -102,3 +104,17 @@ def compare_runs(
     regressed = [c for c in result.comparisons if c.moved(Verdict.worse)]
     if fail_on_regression and regressed:
         raise GateFailed("; ".join(c.headline for c in regressed), exit_code=EXIT_REGRESSION)
+
+
+def _expand_sweeps(refs: list[str], database_url: str | None) -> list[str]:
+    """A sweep id stands for every run of that sweep, so `memeval compare SWEEP_ID` is the
+    sweep's own comparison; a path or a run id is left as it is."""
+    with open_store(database_url) as store:
+        url = store.url
+        if url.get_backend_name() == "sqlite" and not Path(url.database or "").exists():
+            return refs  # no store to look in; `load_report` says so for any run id
+        expanded: list[str] = []
+        for ref in refs:
+            runs = [] if Path(ref).exists() or store.get_run(ref) else sweep_runs(store, ref)
+            expanded += runs or [ref]
+        return expanded
