@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import signal
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -28,6 +26,7 @@ from memeval.cli.model_options import (
     plan_models,
 )
 from memeval.cli.report import FailOnRegression, FailUnder
+from memeval.cli.stop import stop_gently_on_sigterm
 from memeval.cli.summary import print_summary
 from memeval.engines.base import EngineUnavailable
 from memeval.engines.registry import parse_ref, with_options
@@ -137,7 +136,7 @@ def run(
     Exit codes: 0 all cases done, 1 some case errored, lost or missing, 2 bad input,
     3 composite below --fail-under, 4 regression against --fail-on-regression, 130 interrupted.
     """
-    signal.signal(signal.SIGTERM, _interrupt)  # `docker stop` gets a partial report too
+    stop_gently_on_sigterm()
     settings = load_settings()
     concurrency = _workers(workers)
     if detach and (settings.embedded or in_process):
@@ -269,10 +268,6 @@ def run(
         raise typer.Exit(1)
     for line in enforce_gates(report, fail_under=fail_under, baseline=baseline):
         out.print(line, highlight=False)
-
-
-def _interrupt(_signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 def _workers(workers: int | None) -> int:

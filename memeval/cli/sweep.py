@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memeval.cli.estimate import estimate_command
+from memeval.cli.stop import stop_gently_on_sigterm
 from memeval.errors import UsageError
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import budget_micros, parse_models
@@ -88,6 +89,7 @@ def sweep_command(
     Exit codes: 0 the sweep ran to its end (cases skipped by the budget included), 2 bad input,
     130 interrupted (the runs keep what landed and the partial comparison is printed).
     """
+    stop_gently_on_sigterm()
     names = parse_models(models)
     budget_micros(budget_usd)  # zero, negative or NaN stops here, before anything else
     if json_path is not None and json_path.is_dir():
