@@ -1,8 +1,9 @@
-"""A third set, written by an author who read neither the engine nor the earlier sets, and
-scored once, after the engine's fixes for the second set: the honest measure of how far those
-fixes carry. The engine scored 81.2% composite here (73.4% before those fixes) and has not
-been changed against these cases since; keep it that way, or write a fourth set. The
-thresholds are that first score less a small margin.
+"""A third set, written by an author who read neither the engine nor the earlier sets: the
+honest measure of how far the engine's fixes carry to unseen cases. It was scored twice, by
+someone other than the engine's authors: 81.2% composite after the fixes for the second set
+(the engine before them: 73.4%), then 87.0% after a round of multihop and temporal work whose
+author saw a one-line description of these cases' kinds, never their text. Keep it unseen:
+tune on a fourth set. The thresholds are the last score less a small margin.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def scenarios() -> dict[str, RunReport]:
 
 def test_reference_on_the_third_unseen_fixtures(fixtures):
     ref, naive = fixtures["reference"], fixtures["naive"]
-    assert ref.composite is not None and ref.composite >= 0.78, ref.dimensions
+    assert ref.composite is not None and ref.composite >= 0.84, ref.dimensions
     assert naive.composite is not None and naive.composite <= 0.3 < ref.composite - 0.4
     for dim, score in ref.dimensions.items():
         assert score is not None and score >= (naive.dimensions[dim] or 0.0), dim

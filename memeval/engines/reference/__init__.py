@@ -3,7 +3,7 @@
 Modules, from the bottom up: `lexicon` (related words, phrases, irregular forms, as data),
 `text` (terms), `names` (the words that name one thing), `index` (hybrid lexical ranking),
 `spans` (supporting passages), `facts` (bitemporal assertions, slots, conflicts), `graph` and
-`interpret` (entities and structured readings), `bridges` (chains of records with no triple),
+`interpret` (entities and structured readings), `bridges` (chains of records through prose),
 `provenance` (sources, spans, derivations), `retrieval` (answering and abstaining);
 for the lifecycle face `cues` (what wording signals), `beliefs` (statements, slots, beliefs),
 `memory` (turns, documents, learnings), `disagreement` and `packs`; and `engine`, the `Engine`.

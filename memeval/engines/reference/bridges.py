@@ -1,38 +1,92 @@
-"""Two-hop answers over records that carry no triple, joined by a name they share.
+"""Answers over a chain of records joined by names they share, where the graph has no path.
 
-The graph chains triples; prose has no edges to walk ("The Harlan clinic sends its samples to
-the Vireo laboratory." / "The Vireo laboratory is run by Dr Ama Boateng.").
-When a record about the question's named entity leaves some of what the question asks
-uncovered, and a record that shares another name with it (see `names`) covers most of that
-(`MIN_GAIN`), the two answer joined as one path. A "which X" question also needs the second
-record to hold the kind X.
+The graph chains triples; prose has no edges to walk ("Order ORD-5817 is being picked at the
+Tilbury fulfilment centre." / "The Tilbury fulfilment centre belongs to the North Sea region." /
+"Customs for the North Sea region are handled by Haldane Brokers."). When a record about the
+question's named entity leaves some of what the question asks uncovered, the chain follows a
+name it introduces to the next record, up to `MAX_RECORDS` records, and ends on one that
+covers most of what the earlier ones left (`MIN_GAIN`). A "which X" question also needs the
+last record to hold the kind X. One of a chain's first two records has no triple: triples in a
+row are the graph's to join, and it refused them.
 
-The second record must not name the question's entity itself: then it would be a one-hop
-answer, ranked as such. The entity's own head noun ("ferry" in "the Morvan ferry") is not asked
-about, it only says what the entity is; and a second record using it describes a sibling ("the
-Ouessant ferry"), not the next link of the chain, so it is no second hop either.
+Each link is a name the previous record brought in that no earlier record held, so a chain
+never walks back nor around a loop, and a look-alike ("ORD-5871", the "Mersin fulfilment
+centre") joins nothing it does not name. A later record must not name the question's entity
+itself: then it would be a one-hop answer, ranked as such. The entity's own head noun ("ferry"
+in "the Morvan ferry") is not asked about, it only says what the entity is; and a later record
+using it describes a sibling ("the Ouessant ferry"), not the next link of the chain.
+
+A question naming nothing ("the station nearest my sister") starts from a record holding some
+of its words as written ("sister"; "relocated" for "lives" is no start), and then must ask for a
+kind of thing, which the chain must reach.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from memeval.engines.reference.facts import FactStore
+from memeval.engines.reference.facts import Fact, FactStore
 from memeval.engines.reference.index import QueryTerm, ResolvedQuery, credit
 from memeval.engines.reference.names import name_heads, name_terms
 from memeval.engines.reference.text import STOPWORDS, framing, stem, tokens
 
-FIRST_HOPS = 3  # the best-ranked records tried as the first hop
-MIN_GAIN = 0.5  # the second hop must cover this share of what the first one left
-SECOND_HOPS = 10  # records looked at for each first hop
+FIRST_HOPS = 3  # the best-ranked records tried as the first link
+MAX_RECORDS = 3
+MIN_GAIN = 0.5  # the last record must cover this share of what the earlier ones left
+NEXT_HOPS = 10  # records looked at for each link
+LINK_DIGITS = 3  # a shorter number is a count or a rank more often than an identifier
+PASSING = 3  # records that cover nothing yet, followed further from each link
 
 
 @dataclass(frozen=True)
 class Bridge:
-    first: str
-    second: str
-    coverage: float  # of the asked weight, the two records together
+    records: tuple[str, ...]  # fact ids, from the question's entity to the answer
+    coverage: float  # of the asked weight, the records together
+
+
+@dataclass(frozen=True)
+class _Search:
+    store: FactStore
+    usable: Callable[[str], bool]
+    asked: list[QueryTerm]
+    anchor: frozenset[str]  # the question's entity, as terms a later record must not hold all of
+    heads: frozenset[str]
+    kind: QueryTerm | None
+
+    def chains(self, chain: tuple[Fact, ...], links: frozenset[str]) -> Iterator[tuple[Fact, ...]]:
+        """Complete chains extending `chain` through one of `links` (see the module doc)."""
+        held = frozenset().union(*(f.terms for f in chain))
+        left = [qt for qt in self.asked if not credit(qt, held)]
+        if not links or not left or len(chain) >= MAX_RECORDS:
+            return
+        seen = {f.id for f in chain}
+        passing = 0
+        index = self.store.index
+        named = [QueryTerm(t, index.weight(t), ((t, 1.0),)) for t in sorted(links) if index.df(t)]
+        probe = ResolvedQuery((*named, *left))  # a link matches as written, so no look-alikes
+        for doc, _ in index.search(probe, NEXT_HOPS):
+            nxt = self.store.fact_for_doc(doc)
+            if (
+                nxt is None
+                or nxt.id in seen
+                or not self.usable(nxt.id)
+                or not links & nxt.terms
+                or self.anchor <= nxt.terms
+                or self.heads & nxt.terms
+            ):
+                continue
+            extended = (*chain, nxt)
+            if all(f.triple is not None for f in extended):
+                continue  # two triples in a row are the graph's to join
+            if _share(left, nxt.terms) >= MIN_GAIN:
+                if self.kind is None or credit(self.kind, nxt.terms):
+                    yield extended
+                continue
+            onward = _links(nxt) - held
+            if onward and passing < PASSING:
+                passing += 1
+                yield from self.chains(extended, onward)
 
 
 def bridge(
@@ -43,7 +97,7 @@ def bridge(
     names: frozenset[str],
     ranked: list[str],
 ) -> Bridge | None:
-    """The best two-record chain from the question's entity, or None when one record does."""
+    """The best chain from the question's entity, or None when one record does."""
     heads = name_heads(question, names)
     asked = [  # what some record could answer: a word nothing holds cannot be covered
         qt
@@ -51,34 +105,19 @@ def bridge(
         if qt.matches and qt.term not in names | heads and not framing(qt.term)
     ]
     kind = next((qt for qt in asked if qt.term == asked_kind(question)), None)
-    if not names or not ranked:
+    if not ranked or (not names and kind is None):
         return None
     best: Bridge | None = None
     for fid in ranked[:FIRST_HOPS]:
         first = store.facts[fid]
-        links = name_terms(first.assertion.text) - names
-        left = [qt for qt in asked if not credit(qt, first.terms)]
-        if first.triple is not None or not links or not left:
+        anchor = names or frozenset(qt.term for qt in asked if qt.term in first.terms)
+        if not anchor:
             continue
-        probe = store.index.resolve([*sorted(links), *(qt.term for qt in left)])
-        for doc, _ in store.index.search(probe, SECOND_HOPS):
-            second = store.fact_for_doc(doc)
-            if (
-                second is None
-                or second.id == fid
-                or second.triple is not None
-                or not usable(second.id)
-                or not links & second.terms
-                or names <= second.terms
-                or heads & second.terms
-                or _share(left, second.terms) < MIN_GAIN
-            ):
-                continue
-            both = _share(asked, first.terms | second.terms)
-            if kind is not None and not credit(kind, second.terms):
-                continue
-            if best is None or both > best.coverage:
-                best = Bridge(fid, second.id, both)
+        search = _Search(store, usable, asked, anchor, heads, kind)
+        for chain in search.chains((first,), _links(first) - names):
+            both = _share(asked, frozenset().union(*(f.terms for f in chain)))
+            if best is None or (both, -len(chain)) > (best.coverage, -len(best.records)):
+                best = Bridge(tuple(f.id for f in chain), both)
     return best
 
 
@@ -91,6 +130,13 @@ def asked_kind(question: str) -> str | None:
             following = words[i + 1]
             return None if following in STOPWORDS else stem(following)
     return None
+
+
+def _links(fact: Fact) -> frozenset[str]:
+    """The terms a record can pass on to the next one: its names, and its numbers that are
+    no year ("cost centre 7720"), which join two records as surely as a name does."""
+    numbers = {t for t in fact.terms if t.isdigit() and len(t) >= LINK_DIGITS and not framing(t)}
+    return name_terms(fact.assertion.text) | numbers
 
 
 def _share(asked: list[QueryTerm], present: frozenset[str]) -> float:

@@ -129,12 +129,13 @@ def _analyse(question: str, query: ResolvedQuery, graph: Graph) -> _Question | N
 
 def _clusters(attributes_: dict[str, list[int]], weights: dict[str, float]) -> list[frozenset[str]]:
     """Attribute terms at most `CLUSTER_GAP` tokens apart, in question order: "the manager of
-    X's manager" has two ("manager", "manager"), so it asks for two edges."""
+    X's manager" has two ("manager", "manager"), so it asks for two edges. A term met again
+    starts a new phrase however close: "X's manager's manager" asks for two edges as well."""
     placed = sorted((i, t) for t, spots in attributes_.items() if t in weights for i in spots)
     out: list[set[str]] = []
     last = None
     for i, term in placed:
-        if last is None or i - last > CLUSTER_GAP:
+        if last is None or i - last > CLUSTER_GAP or term in out[-1]:
             out.append(set())
         out[-1].add(term)
         last = i

@@ -246,6 +246,7 @@ location: city, town, village, country, region, area, place, address, site, wher
 organisation: company, firm, business, foundation, trust, charity, institute, agency, council,
     authority, university, school, bank, nonprofit
 person: people, man, woman, staff, employee, individual
+sibling: sister, brother, twin
 animal: dog, cat, rabbit, horse, bird, parrot, guinea pig, hamster, ferret, tortoise
 building: office, warehouse, depot, hospital, school, station, tower, block, hall, plant
 facility: plant, station, substation, centre, center, site, depot, works
@@ -275,6 +276,7 @@ mice mouse, teeth tooth, feet foot, geese goose
 
 FRAMING = """
 today tonight currently current presently nowadays moment still recently lately anymore again
+latest newest last
 ultimately actually exactly roughly approximately usually normally typically generally start
 beginning middle mid early late end time date use using used able january february march april
 may june july august september october november december jan feb mar apr jun jul aug sep sept

@@ -9,7 +9,9 @@ writing-based signs mark a name word:
   title ("Dr"), a month or a weekday, or an acronym ("CEO", "IT": those name kinds of things);
   a capitalised first word counts only when the next word is a name word too ("Sam Okoro
   owns...");
-- a code mixing letters and digits ("7C", "A320", "H2").
+- a code mixing letters and digits ("7C", "A320", "H2"), or the number of one: digits
+  hyphenated to a word ("ORD-5817", "Heron-7") or a long serial ("8812045"). "ORD-5817" and
+  "ORD-5871" differ only there, so that is the part that must match as written.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from memeval.engines.reference.text import STOPWORDS, framing, stem, tokens
 
 _WORD = re.compile(r"[^\W_]+")
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$|^\s*$")
+_HYPHENATED_BEFORE = re.compile(r"[^\W\d_][^\W_]*[-‐‑]$")  # "ORD-" of "ORD-5817"
+_HYPHENATED_AFTER = re.compile(r"[-‐‑][^\W_]*[^\W\d_]")  # "-Eleven" of "7-Eleven"
+SERIAL_DIGITS = 5  # a bare number this long is an identifier, not a count or a year
 _NOT_NAMES = frozenset(
     """
     mr mrs ms miss mx dr prof sir dame st mt
@@ -31,7 +36,7 @@ _NOT_NAMES = frozenset(
 def name_terms(text: str) -> frozenset[str]:
     """Stems of the name words of `text` (see the module doc), as `text.terms` spells them."""
     found = list(_WORD.finditer(text))
-    marks = [_candidate(m.group()) for m in found]
+    marks = [_candidate(m.group()) or _numbered(text, m) for m in found]
     out: set[str] = set()
     for i, match in enumerate(found):
         if not marks[i]:
@@ -51,6 +56,17 @@ def _candidate(word: str) -> bool:
     if not word[:1].isupper() or word.isupper() or lower in STOPWORDS or lower in _NOT_NAMES:
         return False
     return not framing(stem(lower))
+
+
+def _numbered(text: str, match: re.Match[str]) -> bool:
+    """The number part of an identifier (see the module doc); a year is no identifier."""
+    word = match.group()
+    if not word.isdigit() or framing(word):
+        return False
+    if len(word) >= SERIAL_DIGITS:
+        return True
+    before = _HYPHENATED_BEFORE.search(text[: match.start()])
+    return bool(before) or bool(_HYPHENATED_AFTER.match(text, match.end()))
 
 
 def _code(word: str) -> bool:

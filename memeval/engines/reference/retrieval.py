@@ -16,11 +16,15 @@ The pipeline:
    replaces what the older one states.
 3. A structured reading over the entity graph (forward, reverse, multi-hop) answers instead
    when it explains the question at least about as well as the best single fact; failing
-   that, two records with no triple joined by a name they share (see `bridges`), when the
-   best single one leaves most of the question unanswered.
+   that, a chain of up to three records joined by names they share, one of its first two with
+   no triple (see `bridges`), when the best single one leaves most of the question
+   unanswered. A reverse reading also lists the records with no triple that state its
+   relation toward the entity (see `_stated_in_text`).
 4. Abstain when the best answer is weak: it covers under `MIN_COVERAGE` of the question's idf
-   weight; or a shadow covers the question clearly better (`SHADOW_MARGIN`), meaning the
-   question asks about something withdrawn, uncertain or not yet true; or the question names
+   weight; or a shadow covers the question clearly better than any current record
+   (`SHADOW_MARGIN`), meaning the question asks about something withdrawn, uncertain or not
+   yet true (a current record as close to its words, only ranked lower as the older of a
+   change, says the question is about what holds now); or the question names
    an entity and none of its other words match; or the answer is in a conflict that trust,
    recency and confidence cannot settle.
 
@@ -38,11 +42,18 @@ from dataclasses import dataclass, replace
 from memeval.engines.reference.bridges import Bridge, bridge
 from memeval.engines.reference.facts import Conflict, Fact, FactStore, Status, View
 from memeval.engines.reference.graph import Graph
-from memeval.engines.reference.index import ResolvedQuery, coverage, credit
+from memeval.engines.reference.index import QueryTerm, ResolvedQuery, coverage, credit
 from memeval.engines.reference.interpret import Kind, Reading, attributes, read
 from memeval.engines.reference.names import name_heads, name_terms
 from memeval.engines.reference.provenance import fact_hit, joined_hit
-from memeval.engines.reference.text import bigrams, framing, normalise, terms
+from memeval.engines.reference.text import (
+    bigrams,
+    framing,
+    normalise,
+    placed_terms,
+    predicate_words,
+    terms,
+)
 from memeval.engines.types import ConflictReport, Hit, QueryResult
 
 CANDIDATES = 40
@@ -95,12 +106,14 @@ class Retriever:
         pool, shadow = self._candidates(ranking, names, _pairs(question, ranking))
         ranked = self._rank(pool, ranking)
         best_coverage = ranked[0].coverage if ranked else 0.0
+        order = [c.fid for c in ranked]
         reading = read(question, query, self.graph, self.store.facts, self.usable)
         if reading is not None:
-            result = self._from_reading(query, reading, best_coverage, k, names)
+            stated = self._stated_in_text(reading, query, order)
+            result = self._from_reading(query, reading, best_coverage, k, names, stated)
             if result is not None:
                 return result
-        chain = bridge(question, self.store, self.usable, query, names, [c.fid for c in ranked])
+        chain = bridge(question, self.store, self.usable, query, names, order)
         if chain is not None:
             return self._from_bridge(chain, k)
         if not ranked:
@@ -109,7 +122,7 @@ class Retriever:
         related = self._conflicts([c.fid for c in ranked[:k]])
         if (
             top.coverage < MIN_COVERAGE
-            or shadow >= top.coverage + SHADOW_MARGIN
+            or shadow >= max(c.coverage for c in ranked) + SHADOW_MARGIN
             or self._misses_attributes(question, query, names, top)
             or self.view.unresolved(top.fid)
         ):
@@ -238,6 +251,7 @@ class Retriever:
         best_coverage: float,
         k: int,
         names: frozenset[str],
+        stated: list[str],
     ) -> QueryResult | None:
         view = self.view
         fids = list(reading.facts)
@@ -264,9 +278,10 @@ class Retriever:
             hits = [fact_hit(view, f.id, cov) for f in facts]
             answer = _join([f.assertion.object or "" for f in facts])
         elif reading.kind is Kind.reverse:
-            hits = [fact_hit(view, f.id, cov) for f in facts]
-            if len(facts) > 1:
-                hits.insert(0, joined_hit(view, fids, cov))
+            rows = [*(f.id for f in facts), *stated]
+            hits = [fact_hit(view, fid, cov) for fid in rows]
+            if len(rows) > 1:
+                hits.insert(0, joined_hit(view, rows, cov))
             answer = _join([f.assertion.subject or "" for f in facts])
         else:
             hits = [joined_hit(view, fids, cov), *(fact_hit(view, fid, cov) for fid in fids)]
@@ -275,13 +290,41 @@ class Retriever:
             hits=hits[:k], answer=answer, conflicts=self._conflicts(list(reading.facts))
         )
 
+    def _stated_in_text(
+        self, reading: Reading, query: ResolvedQuery, ranked: list[str]
+    ) -> list[str]:
+        """Records with no triple that state a reverse reading's relation toward its entity.
+
+        "Chloe Martin has been a direct report of Omar Haddad" is one more answer to "Who
+        reports to Omar Haddad?" that no edge holds. Prose has no subject and object, but
+        English puts the object after the verb, active or passive ("reports to Omar", "is
+        maintained by Ayla"): a record qualifies when a word for the relation comes before
+        the entity's name; "Omar Haddad reports to Sofia Greco" is the other direction.
+        """
+        if reading.kind is not Kind.reverse:
+            return []
+        edge = self.store.facts[reading.facts[0]].assertion
+        relation = set(terms(predicate_words(edge.predicate or "")))
+        asked = [qt for qt in query.terms if credit(qt, relation)]
+        entity = self.graph.node_of(edge.object or "")
+        out: list[str] = []
+        for fid in ranked:
+            fact = self.store.facts[fid]
+            if fact.triple is not None:
+                continue
+            said = [i for i, t in placed_terms(fact.assertion.text) if _credited(asked, t)]
+            named = [m.start for m in self.graph.mentions(fact.assertion.text) if m.node == entity]
+            if said and named and min(said) < min(named):
+                out.append(fid)
+        return out
+
     def _from_bridge(self, chain: Bridge, k: int) -> QueryResult:
-        fids = [chain.first, chain.second]
+        fids = list(chain.records)
         hits = [
             joined_hit(self.view, fids, chain.coverage),
             *(fact_hit(self.view, fid, chain.coverage) for fid in reversed(fids)),
         ]
-        last = self.store.facts[chain.second].assertion
+        last = self.store.facts[fids[-1]].assertion
         return QueryResult(
             hits=hits[:k], answer=last.object or last.text, conflicts=self._conflicts(fids)
         )
@@ -295,6 +338,10 @@ class Retriever:
             ConflictReport(ids=list(c.ids), resolved_to=c.resolved_to, reason=c.reason)
             for c in seen.values()
         ]
+
+
+def _credited(asked: list[QueryTerm], term: str) -> bool:
+    return any(credit(qt, {term}) for qt in asked)
 
 
 def _score(c: _Candidate, top_bm25: float) -> float:
