@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -184,13 +184,34 @@ def drop_keys(client: redis.Redis, prefix: str) -> None:
         client.delete(key)
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) used so far by `pid` and every live descendant, from /proc:
+    a benchmark on a shared machine reports where the time went, not only how long it took."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(stat.parent.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, (ppid, _) in stats.items():
+            if ppid == parent and child not in tree:
+                tree.add(child)
+                frontier.append(child)
+    return sum(stats[p][1] for p in tree if p in stats)
+
+
 @contextlib.contextmanager
 def worker(
     app: Celery, target: str, *, pool: str, concurrency: int, env: Mapping[str, str], log: Path
-) -> Iterator[None]:
+) -> Iterator[Callable[[], float]]:
     """A `celery -A target worker` node, with the embedded farm's flags, for `app`'s queue;
     ready (it answers a ping) before this yields, so its start-up is never timed, and stopped
-    with its whole process group after."""
+    with its whole process group after. It yields a reading of the node's CPU seconds."""
     node = f"bench-{os.getpid()}-{app.conf.task_default_queue}@localhost"
     argv = [
         sys.executable, "-m", "celery", "-A", target, "worker",
@@ -217,7 +238,7 @@ def worker(
         while not app.control.ping(destination=[node], timeout=0.5):
             if proc.poll() is not None or time.monotonic() > deadline:
                 sys.exit(f"the worker did not start:\n{log.read_text(errors='replace')[-3000:]}")
-        yield
+        yield lambda: tree_cpu_s(proc.pid)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
