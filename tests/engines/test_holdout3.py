@@ -2,8 +2,10 @@
 honest measure of how far the engine's fixes carry to unseen cases. It was scored twice, by
 someone other than the engine's authors: 81.2% composite after the fixes for the second set
 (the engine before them: 73.4%), then 87.0% after a round of multihop and temporal work whose
-author saw a one-line description of these cases' kinds, never their text. Keep it unseen:
-tune on a fourth set. The thresholds are the last score less a small margin.
+author saw a one-line description of these cases' kinds, never their text. Its scenarios were
+scored three times: pack hit 79.2%, 87.5%, then 85.4% with MRR 0.34 → 0.42 once packs put
+matching items first (a change made on invented scenarios only). Keep the set unseen: tune
+on a fourth. The thresholds are the last scores less a small margin.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def test_reference_on_the_third_unseen_fixtures(fixtures):
 
 def test_reference_on_the_third_unseen_scenarios(scenarios):
     ref, naive = scenarios["reference"], scenarios["naive"]
-    assert (kpi(ref, "pack_hit") or 0.0) >= 0.85
+    assert (kpi(ref, "pack_hit") or 0.0) >= 0.83
+    assert (kpi(ref, "mrr") or 0.0) >= 0.38
     assert (kpi(ref, "paraphrase_pack_hit") or 0.0) > (kpi(naive, "paraphrase_pack_hit") or 0.0)
     assert (kpi(ref, "fresh_first") or 0.0) >= 0.8
     assert kpi(ref, "leaks") == 0.0

@@ -10,17 +10,22 @@ budget here means the renderer never has to drop a chosen item.
   (failed, outage, spike, "47x"...), the user saying who they are ("I'm ...", "my badge ..."),
   documents a little (a source of record outranks chatter that matches as well), and items
   whose words are rare in this tenant (novelty).
-- *Updates first*: an older statement ranks below a newer, nearly as relevant one on the same
-  topic; and a turn whose stated value was later replaced (see `beliefs.SlotBook`) is left
-  out, since the pack shows the value that replaced it; unless the question is put in the past
-  ("what was the queue length when the page fired?"): then it ranks right below what replaced
-  it, which joins the pack with it, so the current value is still read first.
+- *Updates first*: an older statement ranks right below a newer, nearly as relevant one on the
+  same topic, which takes its place; and a turn whose stated value was later replaced (see
+  `beliefs.SlotBook`) is left out, since the pack shows the value that replaced it; unless the
+  question is put in the past ("what was the queue length when the page fired?"): then it
+  ranks right below what replaced it, which joins the pack with it, so the current value is
+  still read first.
+- *Matches lead*: with a query, items scoring below those that match it well are shown after
+  every section, under "Also on record" (see `_lead_floor`): a recent turn that only shares a
+  word must not be read before an older document that answers.
 - A question is weak evidence: a turn ending in "?" counts half, and never pushes a statement
   below it.
 - *Disagreement*: leading items from different sources that give different amounts of the
   same thing are marked "sources disagree" (see `disagreement`).
 - Never shown: turns the model still has in its prompt, the turn being answered, beliefs
-  drawn only from turns in the prompt, and questions nobody answered.
+  drawn only from turns in the prompt, questions nobody answered, and the same words a second
+  time (a repeated reply or request only takes room from what differs).
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from memeval.engines.pack import (
 from memeval.engines.reference.disagreement import notes
 from memeval.engines.reference.index import ResolvedQuery, coverage
 from memeval.engines.reference.memory import Item, ItemKind, Memory, TurnKey, about_user, key_of
-from memeval.engines.reference.text import terms, tokens
+from memeval.engines.reference.text import normalise, terms, tokens
 from memeval.engines.types import Pack, Turn
 
 DEFAULT_BUDGET = 1500
@@ -57,6 +62,8 @@ UPDATE_WINDOW = 40  # only the most relevant items compete on recency
 THREAD_BOOST = 0.3  # the conversation being continued or resumed comes before others
 MIN_BULLET_CHARS = 24  # once less room than this is left, no useful bullet still fits
 MAX_MISSES = 40  # bullets in a row too long for the room left: the pack is as full as it gets
+LEAD_SHARE = 0.5  # of the best relevance that leads (see `_lead_floor`)
+OTHER = "Also on record"  # the rest, after every section: not in `SECTION_ORDER`, so last
 
 
 @dataclass(frozen=True)
@@ -87,19 +94,24 @@ def build(memory: Memory, req: Request) -> Pack:
     pinned = _carried(memory, req)
     pinned_docs = {doc for doc, _ in pinned}
     query = memory.index.resolve(terms(req.query)) if req.query else None
-    ranked, relevance, replaced = _ranked(memory, req, query)
+    ranked, relevance, scores, replaced = _ranked(memory, req, query)
+    floor = _lead_floor(ranked, relevance, scores) if query is not None else -math.inf
     current = [i for i in ranked if i.doc not in replaced]
     leading = [i for i in current if relevance[i.doc] > 0] if query is not None else current
     flagged = notes(leading, query)
 
+    said = {normalise(memory.items[doc].text) for doc in pinned_docs if doc >= 0}
+
     def chosen() -> Iterator[tuple[str, str]]:
         yield from (bullet for _, bullet in pinned)
         for item in ranked:
-            if item.doc not in pinned_docs:
+            key = normalise(item.text)
+            if item.doc not in pinned_docs and key not in said:
+                said.add(key)  # the same words again, from another time or thread, add nothing
                 bullet = _bullet(item, req)
                 if item.doc in flagged:
                     bullet = f"{bullet} ({flagged[item.doc]})"
-                yield _section(item, req), bullet
+                yield (_section(item, req) if scores[item.doc] >= floor else OTHER), bullet
 
     return render(req.title, _fit(req.title, chosen(), req.budget), req.budget)
 
@@ -126,9 +138,9 @@ def _candidates(memory: Memory, req: Request, query: ResolvedQuery | None) -> di
 
 def _ranked(
     memory: Memory, req: Request, query: ResolvedQuery | None
-) -> tuple[list[Item], dict[int, float], dict[int, list[int]]]:
-    """Visible items best first, each one's relevance to the query, and the turns whose value
-    was replaced, with what replaced them."""
+) -> tuple[list[Item], dict[int, float], dict[int, float], dict[int, list[int]]]:
+    """Visible items best first, each one's relevance to the query and final score, and the
+    turns whose value was replaced, with what replaced them."""
     relevance = _candidates(memory, req, query)
     replaced = {
         doc: by
@@ -165,7 +177,7 @@ def _ranked(
         if doc in scores and held:
             scores[doc] = min(scores[doc], min(held) - 1e-6)
     ranked = sorted(items, key=lambda i: (scores[i.doc], i.time, i.doc), reverse=True)
-    return ranked, relevance, {doc: by for doc, by in replaced.items() if doc in scores}
+    return ranked, relevance, scores, {doc: by for doc, by in replaced.items() if doc in scores}
 
 
 _PAST = frozenset("was were did had".split())
@@ -177,6 +189,24 @@ def asks_past(question: str) -> bool:
     stood before a later change."""
     words = set(tokens(question))
     return bool(words & _PAST) and not words & _NOW
+
+
+def _lead_floor(ranked: list[Item], relevance: dict[int, float], scores: dict[int, float]) -> float:
+    """The score an item needs to be shown in its own section rather than after them all.
+
+    Sections render in a fixed order, so a recent turn that merely shares a word would sit
+    ahead of the document that answers. The items that match the query nearly as well as the
+    best one set the bar (questions aside: their halved score would lower it for everyone);
+    taking it on the final score, not on relevance, keeps what ranks above another in a tier
+    no lower, so a replacement is never shown after the value it replaced.
+    """
+    top = max((relevance[i.doc] for i in ranked), default=0.0)
+    lead = [
+        scores[i.doc]
+        for i in ranked
+        if relevance[i.doc] >= LEAD_SHARE * top and not i.cues.question
+    ]
+    return min(lead) if top > 0 and lead else -math.inf
 
 
 def _replacements(memory: Memory, doc: int) -> list[int]:
@@ -239,6 +269,11 @@ def _updates_first(
     least `UPDATE_BAND` of the older one's relevance, or `CHANGE_BAND` when it is worded as a
     change ("updated", "now", "instead"). A value that changed is then read in its newest
     wording first, while an old statement far more relevant than newer chatter keeps its place.
+
+    The newer one takes the older one's score first and the older goes right below it: a
+    terse update ("Updated: now from Fernridge") matches less of the question than the full
+    statement it replaces, and pushing the statement down to the update's level would sink
+    the whole topic under unrelated items that merely share a word with the question.
     """
     dated = [i for i in items if i.at is not None and relevance[i.doc] and not i.cues.question]
     dated = sorted(dated, key=lambda i: relevance[i.doc], reverse=True)[:UPDATE_WINDOW]
@@ -248,15 +283,19 @@ def _updates_first(
     }
     dated = [i for i in dated if matched[i.doc]]
     dated.sort(key=lambda i: (i.time, i.doc), reverse=True)
-    for n, older in enumerate(dated):
-        for newer in dated[:n]:
-            band = CHANGE_BAND if newer.cues.change else UPDATE_BAND
-            if (
-                newer.time > older.time
-                and matched[older.doc] & matched[newer.doc]
-                and relevance[newer.doc] >= band * relevance[older.doc]
-            ):
-                scores[older.doc] = min(scores[older.doc], scores[newer.doc] - 1e-6)
+    follows = [
+        (older.doc, newer.doc)
+        for n, older in enumerate(dated)
+        for newer in dated[:n]
+        if newer.time > older.time
+        and matched[older.doc] & matched[newer.doc]
+        and relevance[newer.doc]
+        >= (CHANGE_BAND if newer.cues.change else UPDATE_BAND) * relevance[older.doc]
+    ]
+    for older, newer in reversed(follows):  # oldest first, so a lift passes on to what is newer
+        scores[newer] = max(scores[newer], scores[older])
+    for older, newer in follows:
+        scores[older] = min(scores[older], scores[newer] - 1e-6)
 
 
 # ---- compaction -------------------------------------------------------------------------
