@@ -37,6 +37,14 @@ MIN_GAIN = 0.5  # the last record must cover this share of what the earlier ones
 NEXT_HOPS = 10  # records looked at for each link
 LINK_DIGITS = 3  # a shorter number is a count or a rank more often than an identifier
 PASSING = 3  # records that cover nothing yet, followed further from each link
+_COPULA_THE = [[verb, "the"] for verb in ("is", "are", "was", "were")]
+_RANKING = frozenset(
+    """
+    nearest closest furthest farthest cheapest dearest latest earliest biggest largest
+    smallest fastest quickest slowest oldest newest highest lowest longest shortest best worst
+    first last next previous main
+    """.split()
+)
 
 
 @dataclass(frozen=True)
@@ -122,13 +130,21 @@ def bridge(
 
 
 def asked_kind(question: str) -> str | None:
-    """The term right after "which" or "what", when it is a content word: the kind of thing
-    asked for ("Which village ..." -> village)."""
+    """The word after "which" or "what" that names the kind of thing asked for ("Which
+    village ..." -> village), past "is the" and the ranking words English puts before a head
+    noun: "what is the nearest station" asks for a station, not for something near."""
     words = tokens(question)
     for i, word in enumerate(words[:-1]):
         if word in ("which", "what"):
-            following = words[i + 1]
-            return None if following in STOPWORDS else stem(following)
+            rest = words[i + 1 :]
+            if rest[:2] in _COPULA_THE:
+                rest = rest[2:]  # "what is the nearest station": the phrase follows
+            for following in rest:
+                if following in STOPWORDS:
+                    return None
+                if following not in _RANKING:
+                    return stem(following)
+            return None
     return None
 
 

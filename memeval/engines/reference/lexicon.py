@@ -165,6 +165,12 @@ fix, repair, resolve, patch, mend, remedy, solve, sort out, fixed
 break, broke, broken, fail, failure, crash, outage, failed
 check, inspect, inspection, review, audit, examine, survey, assess, inspected
 approve, approval, sign off, authorise, authorize, endorse, ok, sign
+budget holder, budget owner, hold the budget, holds the budget, control the budget,
+    approve spending, approves spending, sign off spending, authorise spending,
+    authorize spending, spending authority, purse strings
+point of contact, contact person, liaison, liaise, go between, first port of call
+allergy, allergic, allergies, intolerance, intolerant, sensitivity
+neighbour, neighbor, next door, live next to
 sign, signature, countersign, countersigned, signed, initial, sign for, witness
 give, hand out, hand over, dispense, issue, administer, provide, distribute, dose
 medicine, medication, drug, drugs, dose, prescription, pill, tablet, med, meds, pharmaceutical
@@ -276,7 +282,7 @@ mice mouse, teeth tooth, feet foot, geese goose
 
 FRAMING = """
 today tonight currently current presently nowadays moment still recently lately anymore again
-latest newest last
+latest newest last according
 ultimately actually exactly roughly approximately usually normally typically generally start
 beginning middle mid early late end time date use using used able january february march april
 may june july august september october november december jan feb mar apr jun jul aug sep sept

@@ -25,8 +25,9 @@ The pipeline:
    (`SHADOW_MARGIN`), meaning the question asks about something withdrawn, uncertain or not
    yet true (a current record as close to its words, only ranked lower as the older of a
    change, says the question is about what holds now); or the question names
-   an entity and none of its other words match; or the answer is in a conflict that trust,
-   recency and confidence cannot settle.
+   an entity and none of its other words match; or it names nothing and the answer lacks one
+   of its head nouns (see `topic`: "the staff creche" is not "the staff canteen"); or the
+   answer is in a conflict that trust, recency and confidence cannot settle.
 
 *Entity first*: the words that name something (see `names`) must all be in what answers, or
 in what handed its relevance on to it; only the other words may match loosely. A question
@@ -49,10 +50,13 @@ from memeval.engines.reference.provenance import fact_hit, joined_hit
 from memeval.engines.reference.text import (
     bigrams,
     framing,
+    is_phrase,
     normalise,
     placed_terms,
     predicate_words,
+    related,
     terms,
+    tokens,
 )
 from memeval.engines.types import ConflictReport, Hit, QueryResult
 
@@ -66,6 +70,13 @@ CHANGE_BAND = 0.5  # of an older record's score that a newer one worded as a cha
 COVERAGE_WEIGHT = 0.6  # of the lexical score; the rest is BM25 normalised to the best hit
 PHRASE_WEIGHT = 0.2  # of the ranking score; the rest is the lexical score
 HEAD_WEIGHT = 0.25  # of the usual weight of the word naming the kind of a named entity
+POSSESSIVE_REACH = 2  # words after "Omar's" that may still name his relation: "direct reports"
+SAME_PREFIX = 5  # a shorter stem beginning a longer one is a chance more often than a family
+_AUXILIARIES = frozenset("do does did".split())
+_PREPOSITIONS = frozenset(
+    "in on at during for of to from with near by after before under over into through".split()
+)
+_DETERMINERS = frozenset("the a an my your our their his her its this that these those".split())
 
 
 @dataclass
@@ -229,6 +240,8 @@ class Retriever:
         present = set(self.store.facts[top.fid].terms)
         for fid in top.via:
             present |= self.store.facts[fid].terms
+        if not names and not _holds_topic(question, present):
+            return True
         if names:
             rest = [qt for qt in query.terms if qt.term not in names and not framing(qt.term)]
             total = sum(qt.weight for qt in rest)
@@ -299,7 +312,9 @@ class Retriever:
         reports to Omar Haddad?" that no edge holds. Prose has no subject and object, but
         English puts the object after the verb, active or passive ("reports to Omar", "is
         maintained by Ayla"): a record qualifies when a word for the relation comes before
-        the entity's name; "Omar Haddad reports to Sofia Greco" is the other direction.
+        the entity's name, or its own word right after it as a possessive ("Omar Haddad's
+        direct reports include Chloe"; "Omar's manager", a related word, is the other way
+        round); "Omar Haddad reports to Sofia Greco" is the other direction.
         """
         if reading.kind is not Kind.reverse:
             return []
@@ -312,9 +327,20 @@ class Retriever:
             fact = self.store.facts[fid]
             if fact.triple is not None:
                 continue
-            said = [i for i, t in placed_terms(fact.assertion.text) if _credited(asked, t)]
-            named = [m.start for m in self.graph.mentions(fact.assertion.text) if m.node == entity]
-            if said and named and min(said) < min(named):
+            text = fact.assertion.text
+            said = [i for i, t in placed_terms(text) if _credited(asked, t)]
+            named = [m for m in self.graph.mentions(text) if m.node == entity]
+            if not said or not named:
+                continue
+            words = tokens(text)
+            owned = {  # "Omar's (direct) reports": the relation's own word, toward him
+                i
+                for m in named
+                if m.end < len(words) and words[m.end] == "s"
+                for i in range(m.end + 1, m.end + 1 + POSSESSIVE_REACH)
+            }
+            as_written = {i for i, t in placed_terms(text) if t in relation}
+            if min(said) < min(m.start for m in named) or owned & as_written:
                 out.append(fid)
         return out
 
@@ -338,6 +364,67 @@ class Retriever:
             ConflictReport(ids=list(c.ids), resolved_to=c.resolved_to, reason=c.reason)
             for c in seen.values()
         ]
+
+
+def topic(question: str) -> list[str]:
+    """The head noun of each phrase of the question: the last word of a run of content words
+    written side by side that the lexicon does not know as a relation word ("creche" in "when
+    does the staff creche open", "projector" in "the spare projector").
+
+    The lexicon holds the words for relations, roles and schedules, which a record may say in
+    other words; a word it does not know names the thing asked about, and English puts a
+    phrase's head last, after its modifiers.
+    """
+    runs: list[list[tuple[int, str]]] = []
+    for i, term in placed_terms(question):
+        if is_phrase(term):
+            continue
+        if runs and runs[-1][-1][0] == i - 1:
+            runs[-1].append((i, term))
+        else:
+            runs.append([(i, term)])
+    words = tokens(question)
+    out: list[str] = []
+    for run in runs:
+        before = _word_before(words, run[0][0])
+        if before in _PREPOSITIONS:
+            continue  # "during a fire alarm" says when, not what is asked about
+        if len(run) > 1 and before in _AUXILIARIES:
+            run = run[:-1]  # "does the staff creche open": the last word is the verb
+        plain = [t for _, t in run if not framing(t) and not related(t)]
+        if plain:
+            out.append(plain[-1])
+    return out
+
+
+def _word_before(words: list[str], start: int) -> str | None:
+    """The word before a phrase, past its determiners: "do"/"does"/"did" make the phrase a
+    subject followed by its verb, a preposition makes it a circumstance of the question."""
+    i = start - 1
+    while i >= 0 and words[i] in _DETERMINERS:
+        i -= 1
+    return words[i] if i >= 0 else None
+
+
+def _holds_topic(question: str, present: set[str]) -> bool:
+    """A question with no name to anchor it is about its head nouns (see `topic`); a record
+    sharing only its common words ("staff", "open") answers another question. The head must
+    be there as written, by stem or through the lexicon: a look-alike spelling ("crew" for
+    "creche") is another thing."""
+    return all(
+        any(_same_word(head, term) for term in present)
+        or any(alt in present for alt in related(head))
+        for head in topic(question)
+    )
+
+
+def _same_word(a: str, b: str) -> bool:
+    """One stem, or two the light stemmer left apart though one begins the other
+    ("assembl" of "assemble", "assemb" of "assembly")."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    return len(short) >= SAME_PREFIX and long_.startswith(short)
 
 
 def _credited(asked: list[QueryTerm], term: str) -> bool:
