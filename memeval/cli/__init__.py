@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import typer
 from rich.console import Console
+from sqlalchemy.exc import DatabaseError
 
 from memeval.cli import engines as engines_cmd
 from memeval.cli import estimate as estimate_cmd
@@ -14,6 +16,7 @@ from memeval.cli import report as report_cmd
 from memeval.cli import run as run_cmd
 from memeval.cli import suites as suites_cmd
 from memeval.cli import sweep as sweep_cmd
+from memeval.cli.store import store_error
 from memeval.errors import MemevalError
 
 app = typer.Typer(
@@ -44,6 +47,14 @@ err = Console(stderr=True)
 def main() -> None:
     try:
         app()
+    except DatabaseError as exc:
+        # `report` and `compare` reach the store through the report loaders, which open it
+        # themselves; a store that is not a database is still the user's setting to fix.
+        _fail(store_error(exc))
     except MemevalError as exc:
-        err.print(f"[bold red]error:[/] {exc.render()}", highlight=False, soft_wrap=True)
-        sys.exit(exc.exit_code)
+        _fail(exc)
+
+
+def _fail(exc: MemevalError) -> NoReturn:
+    err.print(f"[bold red]error:[/] {exc.render()}", highlight=False, soft_wrap=True)
+    sys.exit(exc.exit_code)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 from typing import Annotated
 
@@ -61,7 +62,7 @@ def serve(
         "reference"
     ),
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
     token: Annotated[
         str | None,
         typer.Option(help="Bearer token clients must send (else $MEMEVAL_SERVE_TOKEN)."),
@@ -91,7 +92,14 @@ def conformance(
     secret = token or os.environ.get(HTTP_TOKEN_ENV, "")
     if not secret.strip():
         raise UsageError("conformance needs the server's bearer token", fix=f"set {HTTP_TOKEN_ENV}")
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise UsageError(
+            f"--timeout must be a positive number of seconds, not {timeout:g}",
+            fix="e.g. --timeout 10",
+        )
     try:
+        if any(c.isspace() for c in url):
+            raise ValueError(f"`{url}` contains a space")
         url = http_url(url)
     except ValueError as exc:
         raise UsageError(

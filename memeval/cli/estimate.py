@@ -13,7 +13,7 @@ from memeval.llm.client import LlmClient
 from memeval.llm.estimate import PACK_TOKENS, ModelEstimate, estimate, planned_calls
 from memeval.llm.pricing import Price, resolve_prices
 from memeval.llm.prompt import MAX_TOKENS
-from memeval.llm.setup import budget_micros, parse_models, user_prices
+from memeval.llm.setup import base_url_of, budget_micros, parse_models, user_prices
 from memeval.plan import select
 from memeval.suites.catalog import resolve
 
@@ -62,7 +62,7 @@ def estimate_command(
 async def _prices(
     models: list[str], base_url: str | None, texts: list[str]
 ) -> dict[str, Price | None]:
-    client = LlmClient(base_url, require_key=False)
+    client = LlmClient(base_url_of(base_url), require_key=False)
     try:
         return await resolve_prices(models, client, user_prices(texts), need_prices=False)
     finally:

@@ -14,11 +14,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from memeval.cli.paths import check_output
+from memeval.cli.store import usable_store
 from memeval.cli.summary import print_summary
 from memeval.errors import UsageError
 from memeval.report.markdown import render
 from memeval.results import CaseStatus
-from memeval.store import RunStatus, open_store
+from memeval.store import RunStatus
 from workers.aggregate import load_report, require_run
 from workers.embedded import Pool
 from workers.settings import FarmSettings, load_settings
@@ -60,7 +62,7 @@ def worker(
 
 def flower(
     ctx: typer.Context,
-    port: Annotated[int, typer.Option(help="HTTP port.")] = 5555,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="HTTP port.")] = 5555,
     address: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     basic_auth: Annotated[
         str | None,
@@ -91,7 +93,9 @@ def status(
     ] = None,
 ) -> None:
     """Show a run's progress and scores so far, from the results store."""
-    store = open_store()
+    check_output("--json", json_path)
+    check_output("--md", md_path)
+    store = usable_store()
     record = require_run(store, run_id)
     report = load_report(store, run_id)
     counts = ", ".join(f"{n} {s.value}" for s, n in sorted(record.counts.items())) or "none"
@@ -119,7 +123,7 @@ def runs(
     table = Table()
     for column in ("run", "label", "engine", "suite", "status", "started", "done", "planned"):
         table.add_column(column, justify="right" if column in ("done", "planned") else "left")
-    for record in open_store().list_runs(limit):
+    for record in usable_store().list_runs(limit):
         done = record.counts.get(CaseStatus.done, 0)
         table.add_row(
             record.id,

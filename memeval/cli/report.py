@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from memeval.cli.paths import check_output
 from memeval.llm.sweep import sweep_runs
 from memeval.report.compare import GroupBy, Verdict, compare
 from memeval.report.compare_markdown import render_compare
@@ -69,6 +70,8 @@ def report(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Regenerate a run's report from the results store; to stdout unless --out is given."""
+    if out is not None and not out.is_dir():
+        check_output("--out", out)
     loaded = load_report(run, database_url)
     ci = None if fmt is Format.json else run_intervals(loaded, resamples=resamples)
     text = render_as(loaded, fmt, ci)
@@ -96,6 +99,7 @@ def compare_runs(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Say which differences between runs are real: better, worse, or within noise."""
+    check_output("--html", html)
     reports = [load_report(r, database_url) for r in _expand_sweeps(runs, database_url)]
     result = compare(reports, baseline=baseline, by=by, resamples=resamples)
     typer.echo(render_compare(result), nl=False)

@@ -25,8 +25,10 @@ from memeval.cli.model_options import (
     paid_so_far,
     plan_models,
 )
+from memeval.cli.paths import check_output
 from memeval.cli.report import FailOnRegression, FailUnder
 from memeval.cli.stop import stop_gently_on_sigterm
+from memeval.cli.store import usable_store
 from memeval.cli.summary import print_summary
 from memeval.engines.base import EngineUnavailable
 from memeval.engines.registry import parse_ref, with_options
@@ -37,7 +39,7 @@ from memeval.report.gate import enforce_gates
 from memeval.report.source import load_report
 from memeval.results import CaseResult, CaseStatus, RunReport
 from memeval.runner import RunOptions
-from memeval.store import RunRecord, RunStatus, Store, open_store
+from memeval.store import RunRecord, RunStatus, Store
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
@@ -144,9 +146,14 @@ def run(
             "--detach needs a broker that outlives this command",
             fix="set MEMEVAL_BROKER_URL and start `memeval worker` processes",
         )
-    for path in (json_path, md_path, out_dir and out_dir / "report.json"):
-        if path is not None and path.is_dir():
-            raise UsageError(f"{path} is a folder", fix="give a file path for the report")
+    check_output("--out", out_dir, folder=True)
+    if out_dir is not None and (out_dir / "report.json").is_dir():
+        raise UsageError(
+            f"--out {out_dir} holds a folder named report.json, where the report goes",
+            fix="remove that folder, or give --out another folder",
+        )
+    check_output("--json", json_path)
+    check_output("--md", md_path)
     baseline = load_report(fail_on_regression) if fail_on_regression else None
     if detach and (fail_under is not None or baseline is not None):
         raise UsageError(
@@ -167,7 +174,7 @@ def run(
         )
         return
     shared = None if in_process else connect(settings)
-    store = open_store()
+    store = usable_store()
     models = ModelPlan(llm=None, rates=[], budget_micros=None)
     if resume is not None:
         given = (engine, url, enrich_wait, suite, label, only, dimension, trials)
@@ -186,7 +193,10 @@ def run(
                 spent_micros=paid_so_far(store, resume, jobs[0].options.llm.budget_scopes),
             )
     else:
-        engine = with_options(engine or "reference", url=url, enrich_wait=enrich_wait)
+        # `--engine ""` is a mistake to report, not a request for the default engine.
+        engine = with_options(
+            "reference" if engine is None else engine, url=url, enrich_wait=enrich_wait
+        )
         check_engine(engine, remote=shared is not None)
         run_id = new_run_id()
         run_label = label or f"{parse_ref(engine).name}-{run_id}"

@@ -18,7 +18,10 @@ from rich.console import Console
 from rich.table import Table
 
 from memeval.cli.estimate import estimate_command
+from memeval.cli.paths import check_output
 from memeval.cli.stop import stop_gently_on_sigterm
+from memeval.cli.store import usable_store
+from memeval.engines.registry import validate as validate_engine
 from memeval.errors import UsageError
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import budget_micros, parse_models
@@ -27,7 +30,6 @@ from memeval.plan import select
 from memeval.report.compare_markdown import render_compare
 from memeval.report.markdown import pct
 from memeval.results import CaseStatus
-from memeval.store import open_store
 from memeval.suites.catalog import resolve
 from workers.embedded import Pool
 from workers.farm import connect
@@ -92,13 +94,14 @@ def sweep_command(
     stop_gently_on_sigterm()
     names = parse_models(models)
     budget_micros(budget_usd)  # zero, negative or NaN stops here, before anything else
-    if json_path is not None and json_path.is_dir():
-        raise UsageError(f"{json_path} is a folder", fix="give a file path for the report")
+    check_output("--json", json_path)
     profiles = [parse_profile(p, engine) for p in profile or []] or [
         Profile(name=engine, engine=engine)
     ]
     if len({p.name for p in profiles}) < len(profiles):
         raise UsageError("two profiles share a name", fix="name each --profile differently")
+    for each in profiles:
+        validate_engine(each.engine)  # also under --dry-run, which never reaches the farm
     if dry_run:
         estimate_command(
             models=models,
@@ -144,7 +147,7 @@ def sweep_command(
         chosen,
         settings=settings,
         shared=shared,
-        store=open_store(),
+        store=usable_store(),
         console=out,
         verbose=verbose,
     )

@@ -51,6 +51,12 @@ def parse_ref(text: str) -> EngineRef:
     for key, value in pairs:
         if key in options:
             raise UsageError(f"engine `{name}`: option `{key}` is given twice", fix=fix)
+        if key == "url" and any(ch.isspace() for ch in value):
+            # httpx accepts a space inside a host, so the run would start and every case fail.
+            raise UsageError(
+                f"engine `{name}`: `url` `{value}` is not an http(s) URL: it contains a space",
+                fix="give the service's base URL without spaces, e.g. http://host:8080",
+            )
         options[key] = value
     return EngineRef(name=name, options=options)
 
@@ -121,7 +127,20 @@ def create(name: str) -> Engine:
         if ref.options:
             raise UsageError(f"engine `{ref.name}` takes no options", fix=f"use plain `{ref.name}`")
         return cls()
+    _no_blank_secrets(ref.name, model)
     return cls(model.load(ref.options))  # type: ignore[call-arg]
+
+
+def _no_blank_secrets(name: str, model: type[EngineSettings]) -> None:
+    """`CORTEX_API_KEY=` (an unset shell variable, a blank .env line) is a missing key: taken as
+    a key, the run would start and every case fail on authentication."""
+    for field in model.model_fields:
+        env = model.env_name(field)
+        if model.is_secret(field) and env in os.environ and not os.environ[env].strip():
+            raise UsageError(
+                f"engine `{name}` needs `{field}`, but {env} is set to nothing",
+                fix=f"set {env} to the key",
+            )
 
 
 class Setting(BaseModel):

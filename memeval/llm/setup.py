@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 
+import httpx
 from pydantic import BaseModel
 
 from memeval.errors import UsageError
-from memeval.llm.client import LlmClient, default_base_url
+from memeval.llm.client import BASE_URL_VAR, LlmClient, default_base_url
 from memeval.llm.pricing import Price, parse_price, resolve_prices
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.spec import LlmSpec
@@ -40,6 +41,24 @@ def budget_micros(budget_usd: float | None) -> int | None:
     return usd_to_micros(budget_usd)
 
 
+def base_url_of(given: str | None) -> str:
+    """The model API's base URL, checked: a bad one otherwise surfaces as a failed GET /key
+    (exit 1, naming neither the option nor the variable) or, unpriced, as every call failing."""
+    base = given or default_base_url()
+    source = "--base-url" if given else BASE_URL_VAR
+    try:
+        url = httpx.URL(base)
+    except httpx.InvalidURL:
+        url = None
+    usable = url is not None and url.scheme in ("http", "https") and bool(url.host)
+    if not usable or any(c.isspace() for c in base):
+        raise UsageError(
+            f"{source} `{base}` is not an http(s) URL with a host",
+            fix="give the OpenAI-compatible API's base URL, e.g. http://127.0.0.1:11434/v1",
+        )
+    return base
+
+
 def user_prices(texts: list[str]) -> dict[str, Price]:
     return dict(parse_price(t) for t in texts)
 
@@ -67,12 +86,11 @@ async def prepare(
     parsed_rates = parse_rates(rates or [])
     if max_tokens < 1:
         raise UsageError("--max-tokens must be at least 1", fix="e.g. --max-tokens 256")
-    base = base_url or default_base_url()
+    base = base_url_of(base_url)
+    given = user_prices(prices or [])  # a typo in --price is reported before a missing key
     client = LlmClient(base)
     try:
-        priced = await resolve_prices(
-            models, client, user_prices(prices or []), need_prices=cap is not None
-        )
+        priced = await resolve_prices(models, client, given, need_prices=cap is not None)
         warnings = await _key_warnings(client, cap)
     finally:
         await client.aclose()
