@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from memeval.cli.options import BaseUrl, Prices
 from memeval.llm.client import LlmClient
 from memeval.llm.estimate import PACK_TOKENS, ModelEstimate, estimate, planned_calls
 from memeval.llm.pricing import Price, resolve_prices
@@ -36,13 +37,8 @@ def estimate_command(
     pack_tokens: Annotated[
         int, typer.Option(min=1, help="Assumed largest pack, in tokens.")
     ] = PACK_TOKENS,
-    price: Annotated[
-        list[str] | None,
-        typer.Option(help="MODEL=PROMPT/COMPLETION in USD per million tokens (repeatable)."),
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible API. [default: OpenRouter]")
-    ] = None,
+    price: Prices = None,
+    base_url: BaseUrl = None,
     budget_usd: Annotated[
         float | None, typer.Option(help="Say how much of the work this budget covers.")
     ] = None,

@@ -25,6 +25,7 @@ from memeval.cli.model_options import (
     paid_so_far,
     plan_models,
 )
+from memeval.cli.options import BaseUrl, Prices, Rates
 from memeval.cli.paths import check_output
 from memeval.cli.report import FailOnRegression, FailUnder
 from memeval.cli.stop import stop_gently_on_sigterm
@@ -112,21 +113,13 @@ def run(
     model: Annotated[
         str | None, typer.Option(help=f"The answering model. [default: {DEFAULT_MODEL}]")
     ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible API. [default: OpenRouter]")
-    ] = None,
+    base_url: BaseUrl = None,
     max_tokens: Annotated[int | None, typer.Option(help="Completion cap per answer.")] = None,
     budget_usd: Annotated[
         float | None, typer.Option(help="Most the answering model may spend on this run.")
     ] = None,
-    price: Annotated[
-        list[str] | None,
-        typer.Option(help="MODEL=PROMPT/COMPLETION in USD per million tokens (repeatable)."),
-    ] = None,
-    rate: Annotated[
-        list[str] | None,
-        typer.Option(help="Global rate limit, e.g. engine=20/s or model=60/m (repeatable)."),
-    ] = None,
+    price: Prices = None,
+    rate: Rates = None,
     dry_run: Annotated[
         bool, typer.Option(help="Print the expected model calls and dollars, then stop.")
     ] = False,

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memeval.cli.estimate import estimate_command
+from memeval.cli.options import BaseUrl, Prices, Rates
 from memeval.cli.paths import check_output
 from memeval.cli.stop import stop_gently_on_sigterm
 from memeval.cli.store import usable_store
@@ -53,16 +54,9 @@ def sweep_command(
     dimension: Annotated[
         list[str] | None, typer.Option(help="Only fixtures of this dimension (repeatable).")
     ] = None,
-    rate: Annotated[
-        list[str] | None, typer.Option(help="Global limit, e.g. engine=20/s or model=60/m.")
-    ] = None,
-    price: Annotated[
-        list[str] | None,
-        typer.Option(help="MODEL=PROMPT/COMPLETION in USD per million tokens (repeatable)."),
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible API. [default: OpenRouter]")
-    ] = None,
+    rate: Rates = None,
+    price: Prices = None,
+    base_url: BaseUrl = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Completion cap per call.")] = MAX_TOKENS,
     workers: Annotated[
         int | None,
