@@ -51,6 +51,8 @@ def engines(
             settings.append(f"{how}: {state}{mark}")
         name = f"{row.name}\n[dim]{row.origin}[/]"
         notes = [f"[yellow]{n}[/]" for n in row.notes]
+        if row.verified_against:
+            notes.append(f"[dim]verified against: {row.verified_against}[/]")
         if row.error:
             notes.append(f"[red]{row.error}[/]")
         table.add_row(name, "\n".join([caps or "none", *notes]), "\n".join(settings) or "none")

@@ -37,12 +37,22 @@ class Engine:
 
     name: str = "engine"
     capabilities: frozenset[Capability] = frozenset()
+    verified_against: str = "memeval's own tests"
+    """What this engine's wire was proven against (a vendor SDK and version, or "published
+    docs only"), shown by `memeval engines` so a user knows how far to trust an adapter."""
 
     def supports(self, capability: Capability) -> bool:
         return capability in self.capabilities
 
     async def close(self) -> None:
         """Release connections; called once when the worker is done with the engine."""
+
+    async def preflight(self) -> None:
+        """Called once before any case is dispatched: prove the engine is reachable, accepts
+        its key and speaks a protocol version we understand. One bad setting must fail the run
+        in seconds with a message naming the fix, not every case slowly. Raise a
+        `MemevalError` (for example `AuthRejected`) or `EngineUnavailable`; the default, for
+        in-process engines, has nothing to check."""
 
     # ---- fixture face ------------------------------------------------------------------
 
@@ -120,3 +130,8 @@ class EngineUnavailable(Exception):
 
     Anything else an engine raises is a memory failure and is scored, not retried.
     """
+
+
+class CreditsExhausted(Exception):
+    """The engine's account has run out of credit (HTTP 402): no later case can succeed, so
+    the run stops as "credits exhausted" instead of scoring every remaining case an error."""

@@ -161,6 +161,7 @@ class EngineListing(BaseModel):
     capabilities: list[str] | None = Field(description="None: declared by the server.")
     settings: list[Setting] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    verified_against: str = ""
     error: str | None = None
 
 
@@ -183,6 +184,7 @@ def describe() -> list[EngineListing]:
                 capabilities=None if from_server else sorted(cls.capabilities),
                 settings=_settings_of(settings_model(cls)),
                 notes=list(getattr(cls, "notes", ())),
+                verified_against=cls.verified_against,
             )
         )
     return rows
