@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, Field
 
 from memeval.engines.types import Pack
@@ -22,6 +24,13 @@ class Section(BaseModel):
 
 def tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def turn_bullet(speaker: str, at: datetime | None, text: str, tools: tuple[str, ...] = ()) -> str:
+    """One logged turn as a pack line: when, who, what (and which tools it called)."""
+    when = f"{at:%Y-%m-%d %H:%M} " if at else ""
+    calls = f" (tools: {', '.join(tools)})" if tools else ""
+    return f"{when}{speaker}: {text}{calls}"
 
 
 def render(title: str, sections: list[Section], budget_tokens: int) -> Pack:

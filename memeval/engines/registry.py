@@ -25,6 +25,7 @@ from memeval.errors import UsageError
 BUILTIN: dict[str, str] = {
     "reference": "memeval.engines.reference:ReferenceEngine",
     "naive": "memeval.engines.naive:NaiveEngine",
+    "bm25": "memeval.engines.bm25:BM25Engine",
     "http": "memeval.engines.adapters.http:HttpEngine",
     "cortex": "memeval.engines.adapters.cortex:CortexEngine",
     "tinyhumans": "memeval.engines.adapters.tinyhumans:TinyHumansEngine",

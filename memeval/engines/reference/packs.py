@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from memeval.engines.pack import (
     AGENT_HISTORY,
@@ -44,6 +43,7 @@ from memeval.engines.pack import (
     TEAM,
     Section,
     render,
+    turn_bullet,
 )
 from memeval.engines.reference.disagreement import notes
 from memeval.engines.reference.index import ResolvedQuery, coverage
@@ -307,7 +307,7 @@ def _carried(memory: Memory, req: Request) -> list[tuple[int, tuple[str, str]]]:
     for n, turn in enumerate(req.carry):
         doc = memory.by_turn.get(key_of(turn), -1 - n)
         item = memory.items[doc] if doc >= 0 else None
-        bullet = _bullet(item, req) if item else _turn_bullet(turn.role, turn.at, turn.text, ())
+        bullet = _bullet(item, req) if item else turn_bullet(turn.role, turn.at, turn.text, ())
         out.append((density(turn.text), doc, (EARLIER, bullet)))
     out.sort(key=lambda entry: entry[0], reverse=True)
     return [(doc, bullet) for _, doc, bullet in out]
@@ -345,13 +345,7 @@ def _bullet(item: Item, req: Request) -> str:
     speaker = item.role or "turn"
     if item.agent and item.agent != req.agent:
         speaker = f"{item.agent} {speaker}"
-    return _turn_bullet(speaker, item.at, item.text, item.tools)
-
-
-def _turn_bullet(speaker: str, at: datetime | None, text: str, tools: tuple[str, ...]) -> str:
-    when = f"{at:%Y-%m-%d %H:%M} " if at else ""
-    calls = f" (tools: {', '.join(tools)})" if tools else ""
-    return f"{when}{speaker}: {text}{calls}"
+    return turn_bullet(speaker, item.at, item.text, item.tools)
 
 
 def _fit(title: str, chosen: Iterable[tuple[str, str]], budget: int) -> list[Section]:
