@@ -70,10 +70,31 @@ class ProbeResult(Model):
     model_usd_micros: int = 0
     captured: bool | None = None  # None when the engine cannot show what it derived
     error: str | None = None
+    tags: list[str] = Field(default_factory=list)  # the probe's own tags, e.g. category:temporal
+    abstain: bool = False  # the right answer is "never said"
+    abstained: bool | None = None  # abstain probes: the pack was empty or marked abstained
+    evidence: list[str] = Field(default_factory=list)  # write ids that hold the answer
+    evidence_found: list[str] = Field(default_factory=list)  # of those, traced to a pack unit
+    evidence_rank: int | None = None  # 1-based unit of the first evidence write; None: absent
+    extractive_f1: float | None = None  # token F1 against the gold answer (SQuAD normalisation)
+    model_f1: float | None = None
+    judge_ok: bool | None = None  # the model judge's verdict on the model answer
+    judge_note: str | None = None
 
     @property
     def rr(self) -> float:
         return 1.0 / self.rank if self.rank else 0.0
+
+    @property
+    def evidence_recalled(self) -> bool | None:
+        """Every evidence write has a unit in the pack; None when the probe names none."""
+        if not self.evidence:
+            return None
+        return set(self.evidence) <= set(self.evidence_found)
+
+    @property
+    def evidence_rr(self) -> float:
+        return 1.0 / self.evidence_rank if self.evidence_rank else 0.0
 
 
 class CheckResult(Model):
@@ -96,6 +117,8 @@ class QueryLog(Model):
     abstained: bool = False
     hits: list[str] = Field(default_factory=list)
     conflicts: int = 0
+    acceptable_conflicts: int = 0  # of `conflicts`, those the query lists as acceptable
+    tags: list[str] = Field(default_factory=list)
     model_answer: str | None = None  # a model's answer from the hits, when the run has one
     model_ok: bool | None = None  # None when no check grades an answer's text
     model_tokens: int = 0
@@ -136,6 +159,7 @@ class CaseResult(Model):
     error: str | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    evaluated_at: datetime | None = None  # the pinned evaluation time the case ran at
 
 
 class Kpi(Model):

@@ -85,6 +85,14 @@ class Engine:
         """Log the agent's reply; returns the id `list` will show once it is visible."""
         raise Unsupported(Capability.lifecycle)
 
+    async def write_history(
+        self, tenant: str, agent: str, thread: str, turns: list[Turn]
+    ) -> list[str]:
+        """Load past turns (any role, any speaker) in one call, recalling nothing: a long
+        history costs writes, not a pack per turn. Returns the ids `list` will show. The
+        default logs each turn through `post_turn`; engines with a bulk path override it."""
+        return [await self.post_turn(tenant, agent, thread, turn) for turn in turns]
+
     async def start_session(
         self,
         tenant: str,
@@ -92,8 +100,11 @@ class Engine:
         thread: str | None,
         focus: str | None,
         at: datetime,
+        question: str | None = None,
     ) -> Pack:
-        """A pack for a session that starts (or resumes `thread`); no thread nor focus = cold."""
+        """A pack for a session that starts (or resumes `thread`); no thread nor focus = cold.
+        `question`, when given, is what the user asks first (the runner passes it only to
+        overrides that accept it, so engines written before it still run)."""
         raise Unsupported(Capability.lifecycle)
 
     async def recall_for_compaction(
@@ -102,8 +113,10 @@ class Engine:
         """What must survive when `dropped` turns leave the prompt."""
         raise Unsupported(Capability.lifecycle)
 
-    async def compile_context(self, tenant: str, agent: str, heading: str, at: datetime) -> Pack:
-        """A context document about one heading."""
+    async def compile_context(
+        self, tenant: str, agent: str, heading: str, at: datetime, question: str | None = None
+    ) -> Pack:
+        """A context document about one heading; `question` as for `start_session`."""
         raise Unsupported(Capability.context_doc)
 
     async def build_beliefs(self, tenant: str) -> BeliefReport:

@@ -90,6 +90,13 @@ class Turn(Model):
     text: str
     at: datetime
     tool_calls: list[ToolCallRef] = Field(default_factory=list)
+    speaker: str | None = Field(
+        default=None, description="Who said it, when a thread has several people (`role` user)."
+    )
+    id: str | None = Field(
+        default=None,
+        description="The case's id for this write; an engine may echo it in `Pack.unit_ids`.",
+    )
 
 
 class MemoryItem(Model):
@@ -102,6 +109,12 @@ class MemoryItem(Model):
     confidence: float = 1.0
     agent: str | None = None
     at: datetime | None = None
+    trust: Literal["agent", "user", "system"] | None = Field(
+        default=None, description="Who vouches for it; `system` (a system of record) ranks highest."
+    )
+    supersedes: str | None = Field(
+        default=None, description="The id of an earlier item this one replaces."
+    )
 
 
 class TurnContext(Model):
@@ -111,6 +124,10 @@ class TurnContext(Model):
     in_prompt: list[Turn] = Field(
         default_factory=list, description="Turns the model still sees; a pack must not repeat them."
     )
+    log: bool = Field(
+        default=True,
+        description="False: recall only. The turn is a probe and must not be written to memory.",
+    )
 
 
 class Pack(Model):
@@ -118,6 +135,15 @@ class Pack(Model):
 
     markdown: str
     tokens: int = 0
+    abstained: bool = Field(
+        default=False, description="The engine holds nothing on the question (as in QueryResult)."
+    )
+    unit_ids: list[list[str]] | None = Field(
+        default=None,
+        description="Optional: for each unit of the pack (its non-empty, non-heading lines in "
+        "order), the ids of the writes it came from (`MemoryItem.id`, `Turn.id`). Without it, "
+        "evidence is traced by text.",
+    )
 
 
 class Belief(Model):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
@@ -13,7 +15,29 @@ Slug = Annotated[
 ]
 """An id that is safe in a case id, a tenant name and a URL path."""
 
+Tag = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.:\-]*$", min_length=1, max_length=80),
+]
+"""A probe or query tag such as `category:multi-hop` or `difficulty:hard`; reports group by it."""
+
+DEFAULT_NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
+"""The evaluation time of a case that names none, in it or in its suite: fixed, never the wall
+clock, so a suite scores the same next year."""
+
 T = TypeVar("T")
+
+
+class Match(StrEnum):
+    """How a check's string is found in a text; every mode ignores case.
+
+    `substring` anywhere; `word` only where the string's edges are not glued to more letters or
+    digits; `number` as `word`, and a number's edge is not continued by a decimal or a group
+    (`4.1` is not in `0.4.1`, `£9` is not in `£95` nor in `£9.50`)."""
+
+    substring = "substring"
+    word = "word"
+    number = "number"
 
 
 class Strict(BaseModel):

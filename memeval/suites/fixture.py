@@ -13,7 +13,7 @@ from pydantic import (
     model_validator,
 )
 
-from memeval.suites.common import Slug, Strict, check_unique
+from memeval.suites.common import DEFAULT_NOW, Match, Slug, Strict, Tag, check_unique
 
 
 class Dimension(StrEnum):
@@ -45,7 +45,7 @@ class Trust(StrEnum):
         return list(Trust).index(self)
 
 
-def _utc(value: datetime | None) -> datetime | None:
+def utc(value: datetime | None) -> datetime | None:
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value
@@ -92,7 +92,7 @@ class Assertion(Strict):
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
         """Naive times are read as UTC so that every comparison is well defined."""
-        return _utc(value)
+        return utc(value)
 
     @model_validator(mode="after")
     def _consistent(self) -> Assertion:
@@ -124,18 +124,45 @@ class CheckKind(StrEnum):
     abstain = "abstain"
     conflict = "conflict"
     source = "source"
+    sources = "sources"
+    not_source = "not_source"
     span = "span"
+    any_of = "any_of"
+
+
+class Scope(StrEnum):
+    """Which of the engine's texts a `contains`/`not_contains` check reads.
+
+    `hits`: the answer and the leading `within` hits (default of `contains`); `all`: the answer
+    and every hit (default of `not_contains`); `answer`: what the engine says, i.e. its answer
+    and, unless it abstained, its first hit (an abstaining engine's hits are not an answer)."""
+
+    hits = "hits"
+    all = "all"
+    answer = "answer"
+
+
+_OPTIONS = ("within", "match", "scope")
 
 
 class Check(Strict):
-    """One typed check; YAML writes it as a one-key mapping such as `contains: Lisbon`."""
+    """One typed check; YAML writes it as a one-key mapping such as `contains: Lisbon`, with
+    optional `within`, `match` and `scope` beside it."""
 
     kind: CheckKind
-    value: str | list[str] | bool
+    value: str | list[str] | bool | None = None
+    any_of: list[Check] = Field(
+        default_factory=list, description="any_of: the alternatives; one passing is enough."
+    )
     within: int = Field(
         default=1,
         ge=1,
-        description="contains/source/span: how many leading hits (and the answer) count.",
+        description="contains/source/sources/not_source/span: how many leading hits "
+        "(and the answer) count.",
+    )
+    match: Match = Field(default=Match.substring, description="How the string is found.")
+    scope: Scope | None = Field(
+        default=None, description="contains/not_contains: which texts are read (see Scope)."
     )
 
     @model_validator(mode="before")
@@ -143,10 +170,11 @@ class Check(Strict):
     def _one_key(cls, data: Any) -> Any:
         if not isinstance(data, dict) or "kind" in data:
             return data
-        kinds = [k for k in data if k != "within"]
+        kinds = [k for k in data if k not in _OPTIONS]
         if len(kinds) != 1:
             raise ValueError(
-                "a check is a mapping with exactly one kind, e.g. `contains: Lisbon`; "
+                "a check is a mapping with exactly one kind, e.g. `contains: Lisbon`, and "
+                f"optional {', '.join(f'`{o}`' for o in _OPTIONS)}; "
                 f"kinds are: {', '.join(k.value for k in CheckKind)}"
             )
         kind = kinds[0]
@@ -154,21 +182,29 @@ class Check(Strict):
             raise ValueError(
                 f"unknown check kind `{kind}`; use one of: {', '.join(k.value for k in CheckKind)}"
             )
-        out = {"kind": kind, "value": data[kind]}
-        if "within" in data:
-            out["within"] = data["within"]
+        out = {"kind": kind, **{o: data[o] for o in _OPTIONS if o in data}}
+        out["any_of" if kind == "any_of" else "value"] = data[kind]
         return out
 
     @model_validator(mode="after")
     def _value_fits(self) -> Check:
-        if self.kind is CheckKind.abstain:
+        kind = self.kind
+        if kind is CheckKind.any_of:
+            if len(self.any_of) < 2:
+                raise ValueError("`any_of` takes a list of two or more checks")
+        elif kind is CheckKind.abstain:
             if self.value is not True:
                 raise ValueError("`abstain` takes `true`")
-        elif self.kind is CheckKind.conflict:
+        elif kind is CheckKind.conflict:
             if not isinstance(self.value, list) or len(self.value) < 2:
                 raise ValueError("`conflict` takes a list of two or more assertion ids")
+        elif kind is CheckKind.sources:
+            if not isinstance(self.value, list) or not all(v.strip() for v in self.value):
+                raise ValueError("`sources` takes a list of the exact sources to be cited")
         elif not isinstance(self.value, str) or not self.value.strip():
-            raise ValueError(f"`{self.kind}` takes a non-empty string")
+            raise ValueError(f"`{kind}` takes a non-empty string")
+        if self.scope is not None and kind not in (CheckKind.contains, CheckKind.not_contains):
+            raise ValueError("`scope` applies to `contains` and `not_contains` only")
         return self
 
     @property
@@ -181,11 +217,37 @@ class Check(Strict):
         assert isinstance(self.value, list)
         return self.value
 
+    @property
+    def label(self) -> str:
+        """The check's value as a report shows it."""
+        if self.kind is CheckKind.any_of:
+            return " | ".join(f"{c.kind.value}: {c.label}" for c in self.any_of)
+        if isinstance(self.value, list):
+            return ", ".join(self.value)
+        return str(self.value)
+
+    def flat(self) -> list[Check]:
+        """This check and every alternative inside it."""
+        return [self, *(inner for c in self.any_of for inner in c.flat())]
+
 
 class Query(Strict):
     text: str = Field(min_length=1)
     as_of: AwareDatetime | None = Field(default=None, description="Ask about this moment.")
     checks: list[Check] = Field(min_length=1)
+    acceptable_conflicts: list[list[Slug]] = Field(
+        default_factory=list,
+        description="Conflicts a careful reader might raise here: reporting one (naming two of "
+        "its ids) is neither required nor counted as spurious.",
+    )
+    tags: list[Tag] = Field(default_factory=list, description="Free tags; reports group by them.")
+
+    @field_validator("acceptable_conflicts")
+    @classmethod
+    def _pairs(cls, sets: list[list[str]]) -> list[list[str]]:
+        if any(len(ids) < 2 for ids in sets):
+            raise ValueError("each acceptable conflict lists two or more assertion ids")
+        return sets
 
 
 class Fixture(Strict):
@@ -197,6 +259,11 @@ class Fixture(Strict):
         min_length=1, description="The kind of behaviour tested, e.g. `point_in_time`."
     )
     about: str = ""
+    now: datetime | None = Field(
+        default=None,
+        description="Evaluation time: queries without `as_of` ask at it, and the engine's clock "
+        "reads it (default: the suite's `now`, else 2026-12-01T12:00Z).",
+    )
     assertions: list[Assertion] = Field(min_length=1)
     queries: list[Query] = Field(min_length=1)
 
@@ -223,11 +290,18 @@ class Fixture(Strict):
                         f"assertion `{a.id}`: `derived_from` names unknown id `{target}`"
                     )
         for q in self.queries:
-            for c in q.checks:
-                if c.kind is CheckKind.conflict:
-                    missing = [i for i in c.ids if i not in ids]
-                    if missing:
-                        raise ValueError(
-                            f"query `{q.text}`: `conflict` names unknown ids {missing}"
-                        )
+            named = [c.ids for c in q.checks for c in c.flat() if c.kind is CheckKind.conflict]
+            for group in [*named, *q.acceptable_conflicts]:
+                missing = [i for i in group if i not in ids]
+                if missing:
+                    raise ValueError(f"query `{q.text}`: a conflict names unknown ids {missing}")
         return self
+
+    @field_validator("now")
+    @classmethod
+    def _aware_now(cls, value: datetime | None) -> datetime | None:
+        return utc(value)
+
+    @property
+    def evaluation_time(self) -> datetime:
+        return self.now or DEFAULT_NOW

@@ -7,21 +7,59 @@ the line the user must edit.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, field_validator
 
 from memeval.errors import SuiteError
-from memeval.suites.fixture import Fixture
-from memeval.suites.scenario import Scenario
+from memeval.suites.common import Strict
+from memeval.suites.fixture import Fixture, utc
+from memeval.suites.scenario import Noise, Scenario
 
 Case = Annotated[Scenario | Fixture, Field(discriminator="kind")]
 CASE_ADAPTER: TypeAdapter[Scenario | Fixture] = TypeAdapter(Case)
 SUFFIXES = (".yaml", ".yml")
 
 Loc = tuple[str | int, ...]
+
+SETTINGS_FILE = "suite.yaml"
+"""A folder's own settings: a file of this name holding one `kind: suite` document."""
+
+
+class SuiteSettings(Strict):
+    """Defaults for the cases of a suite: a `kind: suite` document applies to the cases after it
+    in its file, and a folder's `suite.yaml` to every case below the folder. A case's own
+    value wins, then the nearest settings."""
+
+    kind: Literal["suite"] = "suite"
+    now: datetime | None = Field(
+        default=None, description="The evaluation time of every case that names none."
+    )
+    noise: Noise | None = Field(
+        default=None, description="Distractors for every scenario that names none."
+    )
+
+    @field_validator("now")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return utc(value)
+
+    def under(self, inner: SuiteSettings) -> SuiteSettings:
+        """`inner`'s values where it has them, these elsewhere."""
+        return self.model_copy(update=inner.model_dump(exclude_none=True, exclude={"kind"}))
+
+    def fill(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The raw case with the settings as defaults, before validation, so a bad value is
+        still reported against the case."""
+        out = dict(data)
+        if self.now is not None:
+            out.setdefault("now", self.now)
+        if self.noise is not None and data.get("kind") == "scenario":
+            out.setdefault("noise", self.noise.model_dump())
+        return out
 
 
 class Located(BaseModel):
@@ -129,9 +167,25 @@ def _documents(path: Path) -> Iterator[tuple[Any, dict[Loc, int], int]]:
         raise SuiteError(f"unreadable YAML value: {exc}", path=path) from None
 
 
-def load_file(path: Path) -> list[Located]:
+def _validate(
+    data: dict[str, Any], lines: dict[Loc, int], path: Path, adapter: TypeAdapter[Any]
+) -> Any:
+    try:
+        return adapter.validate_python(data)
+    except ValidationError as exc:
+        problems = [_describe(dict(e), lines) for e in exc.errors()]
+        field, first_line, message = problems[0]
+        more = [f"{f}: {m}" for f, _, m in problems[1:]]
+        raise SuiteError(message, path=path, line=first_line, field=field, more=more) from None
+
+
+SETTINGS_ADAPTER: TypeAdapter[SuiteSettings] = TypeAdapter(SuiteSettings)
+
+
+def load_file(path: Path, settings: SuiteSettings | None = None) -> list[Located]:
     """Every case in one YAML file; a file may hold several documents separated by `---`."""
     cases: list[Located] = []
+    settings = settings or SuiteSettings()
     for data, lines, line in _documents(path):
         if not isinstance(data, dict):
             raise SuiteError(
@@ -140,17 +194,30 @@ def load_file(path: Path) -> list[Located]:
                 line=line,
                 fix="start the document with `kind:`",
             )
-        try:
-            case = CASE_ADAPTER.validate_python(data)
-        except ValidationError as exc:
-            problems = [_describe(dict(e), lines) for e in exc.errors()]
-            field, first_line, message = problems[0]
-            more = [f"{f}: {m}" for f, _, m in problems[1:]]
-            raise SuiteError(message, path=path, line=first_line, field=field, more=more) from None
+        if data.get("kind") == "suite":
+            settings = settings.under(_validate(data, lines, path, SETTINGS_ADAPTER))
+            continue
+        case = _validate(settings.fill(data), lines, path, CASE_ADAPTER)
         cases.append(Located(case=case, path=str(path), line=line))
-    if not cases:
+    if not cases and path.name != SETTINGS_FILE:
         raise SuiteError("the file holds no case", path=path, fix="add a scenario or a fixture")
     return cases
+
+
+def folder_settings(path: Path, root: Path) -> SuiteSettings:
+    """The `suite.yaml` settings that govern `path`, from `root` down to its folder."""
+    settings = SuiteSettings()
+    if not root.is_dir():
+        return settings
+    parts = path.parent.relative_to(root).parts
+    folders = [root] + [root.joinpath(*parts[: i + 1]) for i in range(len(parts))]
+    for folder in folders:
+        own = folder / SETTINGS_FILE
+        if own.is_file() and own != path:
+            for data, lines, _ in _documents(own):
+                if isinstance(data, dict) and data.get("kind") == "suite":
+                    settings = settings.under(_validate(data, lines, own, SETTINGS_ADAPTER))
+    return settings
 
 
 def _files(root: Path) -> list[Path]:
@@ -174,7 +241,7 @@ def load_paths(roots: Iterable[Path]) -> list[Located]:
                 "the folder holds no .yaml file", path=root, fix="point at a folder of cases"
             )
         for path in files:
-            for item in load_file(path):
+            for item in load_file(path, folder_settings(path, root)):
                 earlier = seen.get(item.case.id)
                 if earlier is not None:
                     raise SuiteError(

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from memeval.suites.common import Slug, Strict, check_unique
+from memeval.suites.common import Match, Slug, Strict, Tag, check_unique
+from memeval.suites.fixture import Trust, utc
 
 DEFAULT_TENANT = "main"
 DEFAULT_AGENT = "assistant"
@@ -28,7 +29,7 @@ class Via(StrEnum):
     context_doc = "context_doc"
 
 
-class Tag(StrEnum):
+class ScenarioTag(StrEnum):
     """Which KPI group a scenario also feeds, besides accuracy."""
 
     learning = "learning"
@@ -41,23 +42,46 @@ class Style(StrEnum):
     paraphrase = "paraphrase"
 
 
-class Document(Strict):
+Role = Literal["user", "assistant"]
+
+
+class Written(Strict):
+    """What documents and learnings share: when they were written, who vouches, what they replace.
+
+    `day` counts from the scenario's start (midnight UTC); `at` is an exact time and wins."""
+
     id: Slug
+    tenant: Slug = DEFAULT_TENANT
+    day: int = Field(default=0, ge=0, description="Days after the scenario's start date.")
+    at: datetime | None = Field(default=None, description="Exact write time; overrides `day`.")
+    trust: Trust | None = Field(
+        default=None,
+        description="Who vouches: `system` (a system of record) outranks `user` and `agent`.",
+    )
+    supersedes: Slug | None = Field(
+        default=None, description="The id of an earlier document or learning this one replaces."
+    )
+
+    @field_validator("at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return utc(value)
+
+
+class Document(Written):
     title: str = Field(min_length=1)
     text: str = Field(min_length=1)
-    tenant: Slug = DEFAULT_TENANT
 
 
-class Learning(Strict):
-    id: Slug
+class Learning(Written):
     text: str = Field(min_length=1)
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
-    tenant: Slug = DEFAULT_TENANT
     agent: Slug = DEFAULT_AGENT
 
 
 class ToolCall(Strict):
-    """A scripted tool call; its result only survives if the agent writes it into its reply."""
+    """A scripted tool call. Memory sees only its name and id: its result survives only if the
+    agent writes it into its reply text; the agent never appends it on its own."""
 
     name: Slug
     args: dict[str, Any] = Field(default_factory=dict)
@@ -65,8 +89,48 @@ class ToolCall(Strict):
 
 
 class Exchange(Strict):
+    """A user turn and the agent's reply, a minute apart."""
+
+    id: Slug | None = Field(
+        default=None, description="Write id of both turns, for `evidence` (default `THREAD.N`)."
+    )
+    speaker: str | None = Field(default=None, description="Who wrote the user turn.")
     user: str = Field(min_length=1)
     reply: str = Field(min_length=1)
+    tools: list[ToolCall] = Field(default_factory=list)
+
+
+class FreeTurn(Strict):
+    """One turn of a free transcript: any speaker, any order, its own time."""
+
+    id: Slug | None = Field(
+        default=None, description="Write id, for `evidence` (default `THREAD.N`, N from 0)."
+    )
+    speaker: str | None = Field(default=None, description="Who said it, e.g. `Caroline`.")
+    role: Role = Field(
+        default="user", description="`assistant` for the agent's own turns, `user` for anyone else."
+    )
+    text: str = Field(min_length=1)
+    at: datetime | None = Field(
+        default=None, description="When it was said; default one minute after the previous turn."
+    )
+    tools: list[ToolCall] = Field(default_factory=list)
+
+    @field_validator("at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return utc(value)
+
+
+class Line(Strict):
+    """One turn of a thread as the agent plays it: every thread shape comes down to these."""
+
+    id: str
+    evidence_id: str = Field(description="The write id `evidence` names (an exchange's id).")
+    role: Role
+    speaker: str | None
+    text: str
+    at: datetime
     tools: list[ToolCall] = Field(default_factory=list)
 
 
@@ -76,7 +140,77 @@ class Thread(Strict):
     agent: Slug = DEFAULT_AGENT
     day: int = Field(default=0, ge=0, description="Days after the scenario's start date.")
     start: time = Field(default=time(9, 0), description="Time of day (UTC) of the first turn.")
-    exchanges: list[Exchange] = Field(min_length=1)
+    exchanges: list[Exchange] = Field(
+        default_factory=list, description="User/reply pairs; or give `turns` instead."
+    )
+    turns: list[FreeTurn] = Field(
+        default_factory=list, description="A free list of turns; or give `exchanges` instead."
+    )
+    bulk: bool = Field(
+        default=False,
+        description="Load the thread as past history in one `write_history` call, no pre_turn.",
+    )
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> Thread:
+        if bool(self.exchanges) == bool(self.turns):
+            raise ValueError(
+                "a thread gives either `exchanges` or `turns` (one of them, non-empty)"
+            )
+        ids = [x.id for x in [*self.exchanges, *self.turns] if x.id is not None]
+        if len(ids) != len(set(ids)):
+            raise ValueError("turn and exchange ids must be unique within a thread")
+        return self
+
+    @property
+    def size(self) -> int:
+        """What `drop` and `in_prompt_from` count: exchanges, or turns of a free thread."""
+        return len(self.exchanges) or len(self.turns)
+
+    def line_index(self, position: int) -> int:
+        """The first line of exchange (or free turn) number `position`."""
+        return 2 * position if self.exchanges else position
+
+    def lines(self, start: datetime) -> list[Line]:
+        """Every turn in playing order. Exchanges: user then reply, a minute apart, two minutes
+        per exchange. Free turns: their own `at`, else a minute after the previous turn."""
+        out: list[Line] = []
+        for i, ex in enumerate(self.exchanges):
+            wid = ex.id or f"{self.id}.{i}"
+            at = start + timedelta(minutes=2 * i)
+            out.append(
+                Line(id=wid, evidence_id=wid, role="user", speaker=ex.speaker, text=ex.user, at=at)
+            )
+            out.append(
+                Line(
+                    id=f"{wid}.reply",
+                    evidence_id=wid,
+                    role="assistant",
+                    speaker=None,
+                    text=ex.reply,
+                    at=at + timedelta(minutes=1),
+                    tools=ex.tools,
+                )
+            )
+        at = start
+        for i, turn in enumerate(self.turns):
+            at = turn.at or (at + timedelta(minutes=1) if i else start)
+            wid = turn.id or f"{self.id}.{i}"
+            out.append(
+                Line(
+                    id=wid,
+                    evidence_id=wid,
+                    role=turn.role,
+                    speaker=turn.speaker,
+                    text=turn.text,
+                    at=at,
+                    tools=turn.tools,
+                )
+            )
+        return out
+
+    def write_ids(self) -> set[str]:
+        return {line.evidence_id for line in self.lines(datetime.min.replace(tzinfo=UTC))}
 
 
 class Probe(Strict):
@@ -104,11 +238,37 @@ class Probe(Strict):
     )
     heading: str | None = Field(default=None, description="context_doc: the document's heading.")
     scored: bool = Field(default=True, description="False for a pure leak check.")
+    abstain: bool = Field(
+        default=False,
+        description='The right answer is "never said": the pack must come back empty or marked '
+        "`abstained` (the fixtures' rule); `forbidden` may name the tempting wrong answers.",
+    )
+    evidence: list[Slug] = Field(
+        default_factory=list,
+        description="Ids of the writes that hold the answer (documents, learnings, exchanges, "
+        "turns): scored by evidence recall and MRR.",
+    )
+    answer: str | None = Field(
+        default=None, description="A gold answer in words, for token F1 (default: `expect` joined)."
+    )
+    tags: list[Tag] = Field(
+        default_factory=list, description="Free tags, e.g. `category:temporal`, `difficulty:hard`."
+    )
+    match: Match = Field(default=Match.substring, description="How expected strings are found.")
+    log: bool | None = Field(
+        default=None,
+        description="ask/continue: log the question as a turn (default: the scenario's "
+        "`log_probes`); false asks without writing anything to memory.",
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> Probe:
-        if self.scored and not self.expect:
-            raise ValueError("a scored probe needs at least one `expect` string")
+        if self.abstain and self.expect:
+            raise ValueError("an `abstain` probe expects nothing; put wrong answers in `forbidden`")
+        if self.scored and not self.expect and not self.abstain:
+            raise ValueError(
+                "a scored probe needs at least one `expect` string (or `abstain: true`)"
+            )
         if not self.scored and not self.forbidden:
             raise ValueError("an unscored probe is a leak check and needs `forbidden` strings")
         needs_thread = {Via.compact: "drop", Via.continue_: "in_prompt_from"}
@@ -121,13 +281,39 @@ class Probe(Strict):
         return self
 
 
+class Noise(Strict):
+    """Generated distractors (`memeval.suites.noise`): the tenant holds `items` writes in all,
+    so pack hit and MRR are measured in a haystack, not in a handful of writes."""
+
+    items: int = Field(ge=1, le=1_000_000, description="Total writes per tenant after padding.")
+    seed: int = Field(default=0, description="Same seed, same distractors.")
+    shape: Literal["turns", "documents"] = Field(
+        default="turns",
+        description="`turns`: chat history loaded by `write_history`; `documents`: ingested notes.",
+    )
+    tenants: list[Slug] = Field(
+        default_factory=list, description="Tenants to pad (default: every tenant the case writes)."
+    )
+
+
 class Scenario(Strict):
     kind: Literal["scenario"] = "scenario"
     name: Slug
     title: str = Field(min_length=1)
     about: str = Field(default="", description="What the scenario measures, for humans.")
     start: date = Field(description="The scenario day: day 0 of every thread.")
-    tags: list[Tag] = Field(default_factory=list)
+    now: datetime | None = Field(
+        default=None,
+        description="Evaluation time: probes ask at it and the engine's clock reads it (default: "
+        "the suite's `now`, else 09:00 the day after the last thread).",
+    )
+    tags: list[ScenarioTag] = Field(default_factory=list)
+    log_probes: bool = Field(
+        default=True, description="Whether ask/continue probes log their question as a turn."
+    )
+    noise: Noise | None = Field(
+        default=None, description="Pad the tenants with generated distractors to a stated size."
+    )
     documents: list[Document] = Field(default_factory=list)
     learnings: list[Learning] = Field(default_factory=list)
     threads: list[Thread] = Field(default_factory=list)
@@ -145,20 +331,58 @@ class Scenario(Strict):
     @model_validator(mode="after")
     def _references(self) -> Scenario:
         threads = {t.id: t for t in self.threads}
+        writes = self.write_ids()
         for probe in self.probes:
+            unknown = [e for e in probe.evidence if e not in writes]
+            if unknown:
+                raise ValueError(
+                    f"probe `{probe.id}`: `evidence` names unknown write ids {unknown}; "
+                    "use document, learning, exchange or turn ids (default `THREAD.N`)"
+                )
             if probe.thread is None:
                 continue
             if probe.thread not in threads:
                 raise ValueError(f"probe `{probe.id}` names unknown thread `{probe.thread}`")
-            size = len(threads[probe.thread].exchanges)
+            thread = threads[probe.thread]
+            unit = "exchanges" if thread.exchanges else "turns"
             for field in ("drop", "in_prompt_from"):
                 value = getattr(probe, field)
-                if value is not None and value > size:
+                if value is not None and value > thread.size:
                     raise ValueError(
                         f"probe `{probe.id}`: `{field}` is {value} but thread "
-                        f"`{probe.thread}` has only {size} exchanges"
+                        f"`{probe.thread}` has only {thread.size} {unit}"
                     )
+        written = {w.id for w in [*self.documents, *self.learnings]}
+        for w in [*self.documents, *self.learnings]:
+            if w.supersedes is not None and w.supersedes not in written:
+                raise ValueError(f"`{w.id}`: `supersedes` names unknown id `{w.supersedes}`")
+        if self.now is not None and self.now < self.last_write:
+            raise ValueError(
+                f"`now` ({self.now.isoformat()}) is before the last write "
+                f"({self.last_write.isoformat()}); probes must ask after everything is written"
+            )
         return self
+
+    @field_validator("now")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return utc(value)
+
+    def write_ids(self) -> set[str]:
+        """Every id `evidence` may name."""
+        ids = {w.id for w in [*self.documents, *self.learnings]}
+        for thread in self.threads:
+            ids |= thread.write_ids()
+        return ids
+
+    def written_at(self, item: Written) -> datetime:
+        return item.at or datetime.combine(self.start + timedelta(days=item.day), time(0), UTC)
+
+    @property
+    def last_write(self) -> datetime:
+        times = [self.written_at(w) for w in [*self.documents, *self.learnings]]
+        times += [line.at for t in self.threads for line in t.lines(self.thread_start(t))]
+        return max(times, default=datetime.combine(self.start, time(0), UTC))
 
     @property
     def tenants(self) -> list[str]:
@@ -173,6 +397,15 @@ class Scenario(Strict):
 
     @property
     def probe_end(self) -> datetime:
-        """Probes ask after every thread has finished: one day after the last thread's day."""
-        last = max((t.day for t in self.threads), default=0)
-        return datetime.combine(self.start + timedelta(days=last + 1), time(9, 0), tzinfo=UTC)
+        """When probes ask: `now`, else 09:00 the day after the last write's day."""
+        if self.now is not None:
+            return self.now
+        last = self.last_write.date()
+        return datetime.combine(last + timedelta(days=1), time(9, 0), tzinfo=UTC)
+
+    @property
+    def evaluation_time(self) -> datetime:
+        return self.probe_end
+
+    def logs(self, probe: Probe) -> bool:
+        return self.log_probes if probe.log is None else probe.log
