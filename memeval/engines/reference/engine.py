@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from memeval import clock
 from memeval.engines.base import Engine
 from memeval.engines.reference import packs
 from memeval.engines.reference.beliefs import BeliefRecord
@@ -80,7 +81,7 @@ class ReferenceEngine(Engine):
         state.written.setdefault(assertion.id)
 
     async def query(self, tenant: str, text: str, k: int = 5) -> QueryResult:
-        return self._answer(tenant, text, datetime.now(UTC), k)
+        return self._answer(tenant, text, clock.now(), k)
 
     async def query_at(self, tenant: str, text: str, as_of: datetime, k: int = 5) -> QueryResult:
         return self._answer(tenant, text, _aware(as_of), k)
@@ -91,7 +92,7 @@ class ReferenceEngine(Engine):
         return retriever.answer(text, k)
 
     async def conflicts(self, tenant: str, assertion_id: str) -> list[ConflictReport]:
-        view = View(self._peek(tenant).facts, datetime.now(UTC))
+        view = View(self._peek(tenant).facts, clock.now())
         return [
             ConflictReport(ids=list(c.ids), resolved_to=c.resolved_to, reason=c.reason)
             for c in view.conflicts_of(assertion_id)
