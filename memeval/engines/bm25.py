@@ -65,6 +65,7 @@ class _Unit:
     text: str  # what is searched
     bullet: str  # what a pack shows
     key: TurnKey | None = None  # a turn, recognised when handed back in `in_prompt`
+    source: str | None = None  # the case's id for the write, echoed in `Pack.unit_ids`
 
 
 @dataclass
@@ -117,22 +118,27 @@ class BM25Engine(Engine):
         state = self._tenants.get(tenant)
         ranked = state.ranked(question) if state else []
         room = BUDGET_TOKENS * CHARS_PER_TOKEN - len(title) - len(RESULTS) - 10
-        kept: list[str] = []
+        kept: list[_Unit] = []
         for i, _ in ranked:
             assert state is not None
             unit = state.units[i]
             if unit.key is not None and unit.key in hide:
                 continue
-            cost = len(unit.bullet) + 3
+            cost = len(" ".join(unit.bullet.split())) + 3
             if cost <= room:  # a long unit that does not fit leaves room for shorter ones
-                kept.append(unit.bullet)
+                kept.append(unit)
                 room -= cost
-        return render(title, [Section(title=RESULTS, bullets=kept)], BUDGET_TOKENS)
+        pack = render(
+            title, [Section(title=RESULTS, bullets=[u.bullet for u in kept])], BUDGET_TOKENS
+        )
+        pack.unit_ids = [[u.source] if u.source else [] for u in kept]
+        return pack
 
     # ---- fixture face -------------------------------------------------------------------
 
     async def store(self, tenant: str, assertion: Assertion) -> None:
-        self._tenant(tenant).add([_Unit(assertion.id, assertion.text, assertion.text)])
+        unit = _Unit(assertion.id, assertion.text, assertion.text, source=assertion.id)
+        self._tenant(tenant).add([unit])
 
     async def query(self, tenant: str, text: str, k: int = 5) -> QueryResult:
         state = self._tenants.get(tenant)
@@ -150,16 +156,22 @@ class BM25Engine(Engine):
     async def ingest(self, tenant: str, item: MemoryItem) -> str:
         text = f"{item.title} {item.text}".strip()
         bullet = f"{item.title}: {item.text}" if item.title else item.text
-        return self._tenant(tenant).add([_Unit(item.id, text, bullet)])[0]
+        return self._tenant(tenant).add([_Unit(item.id, text, bullet, source=item.id)])[0]
 
     async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
         hide = {_key(t) for t in ctx.in_prompt}
         pack = self._pack(tenant, "Context for the reply", ctx.turn.text, hide)
-        self._log(tenant, ctx.thread, [ctx.turn])
+        if ctx.log:
+            self._log(tenant, ctx.thread, [ctx.turn])
         return pack
 
     async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
         return self._log(tenant, thread, [turn])[0]
+
+    async def write_history(
+        self, tenant: str, agent: str, thread: str, turns: list[Turn]
+    ) -> list[str]:
+        return self._log(tenant, thread, turns)
 
     def _log(self, tenant: str, thread: str, turns: list[Turn]) -> list[str]:
         state = self._tenant(tenant)
@@ -167,9 +179,10 @@ class BM25Engine(Engine):
         units = [
             _Unit(
                 id=f"{thread}#{start + n + 1}",
-                text=turn.text,
-                bullet=turn_bullet(turn.role, turn.at, turn.text),
+                text=f"{turn.speaker or ''} {turn.text}",  # who said it is searchable too
+                bullet=turn_bullet(turn.speaker or turn.role, turn.at, turn.text),
                 key=_key(turn),
+                source=turn.id,
             )
             for n, turn in enumerate(turns)
         ]

@@ -113,13 +113,22 @@ def _statement(
             continue
         slot, event = _slot(match.group("slot"))
         value = _value(match.group("value"))
-        if slot is None or not value:
+        if slot is None or not value or (shape.pattern == _LABEL and _spoken(value)):
             continue
         value, now = _NOW.subn("", value)
         is_change = change or bool(lead) or bool(now)
         key = tuple(stem(w) for w in tokens(slot) if w not in STOPWORDS)
         return Statement(slot, key, value, at, seq, source, origin, is_change, event)
     return None
+
+
+_PERSONS = frozenset("i i'm i've we we're you you're me my our your he she they".split())
+
+
+def _spoken(value: str) -> bool:
+    """A label followed by someone talking ("Caroline: I went to a support group") is a line
+    of a transcript, not a `slot: value` row: rows do not speak in the first or second person."""
+    return any(w.lower().strip(",.!?") in _PERSONS for w in value.split())
 
 
 def _slot(raw: str) -> tuple[str | None, bool]:

@@ -108,7 +108,8 @@ class ReferenceEngine(Engine):
 
     async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
         memory = self._tenant(tenant).memory
-        memory.log_turn(ctx.agent, ctx.thread, ctx.turn)
+        if ctx.log:
+            memory.log_turn(ctx.agent, ctx.thread, ctx.turn)
         request = packs.Request(
             title="Context for the reply",
             agent=ctx.agent,
@@ -120,6 +121,12 @@ class ReferenceEngine(Engine):
 
     async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
         return self._tenant(tenant).memory.log_turn(agent, thread, turn)
+
+    async def write_history(
+        self, tenant: str, agent: str, thread: str, turns: list[Turn]
+    ) -> list[str]:
+        memory = self._tenant(tenant).memory
+        return [memory.log_turn(agent, thread, turn) for turn in turns]
 
     async def start_session(
         self,

@@ -40,6 +40,8 @@ class Item:
     agent: str | None = None
     thread: str | None = None
     role: str | None = None
+    speaker: str | None = None  # who said a turn, when a thread has several people
+    source_id: str | None = None  # the case's id for the write, echoed in `Pack.unit_ids`
     confidence: float = 1.0
     tools: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()  # a belief's evidence: the items it was distilled from
@@ -86,8 +88,9 @@ class Memory:
             self.notable.append(item)
         if item.thread is not None:
             self.threads.setdefault(item.thread, []).append(item)
-        if item.kind in (ItemKind.turn, ItemKind.document):
-            source = f"agent:{item.agent}" if item.kind is ItemKind.turn else f"document:{item.id}"
+        if item.kind is ItemKind.document or (item.kind is ItemKind.turn and not item.speaker):
+            # a named speaker's line is a transcript: what someone said, never a slot
+            source = _source(item)
             self.book.add(extract(item.text, item.at, item.doc, source, item.id))
         if item.at is not None:
             first, last = self._span or (item.time, item.time)
@@ -118,6 +121,7 @@ class Memory:
                 title=source.title,
                 agent=source.agent,
                 confidence=source.confidence,
+                source_id=source.id,
             )
             self.ingested.setdefault(source.id, []).append(
                 self._add(item, f"{source.title} {chunk}")
@@ -128,18 +132,23 @@ class Memory:
     def log_turn(self, agent: str, thread: str, turn: Turn) -> str:
         turn_id = f"{thread}#{len(self.threads.get(thread, ())) + 1}-{turn.role}"
         tools = tuple(f"{call.name}#{call.id}" for call in turn.tool_calls)
+        text, speaker = spoken(turn)
         item = Item(
             id=turn_id,
             doc=len(self.items),
             kind=ItemKind.turn,
-            text=turn.text,
+            text=text,
             at=turn.at,
             agent=agent,
             thread=thread,
             role=turn.role,
+            speaker=speaker,
+            source_id=turn.id,
             tools=tools,
         )
-        self._add(item, " ".join([turn.text, *(c.name for c in turn.tool_calls)]))
+        # the speaker is indexed with the words, so "what did Caroline say" finds her turns
+        said = [speaker or "", text, *(c.name for c in turn.tool_calls)]
+        self._add(item, " ".join(said))
         key = item.turn_key
         if key is not None:
             self.by_turn[key] = item.doc
@@ -171,9 +180,25 @@ class Memory:
         self.standing = [i for i in self.standing if not i.retired]
 
 
+def _source(item: Item) -> str:
+    return f"agent:{item.agent}" if item.kind is ItemKind.turn else f"document:{item.id}"
+
+
 def about_user(item: Item) -> bool:
     """The user saying who they are: profile facts a later session must not lose."""
     return item.role == "user" and item.cues.personal and not item.cues.question
+
+
+def spoken(turn: Turn) -> tuple[str, str | None]:
+    """What was said and who said it. A transcript line that opens with its own speaker's
+    name ("Caroline: I went ...") is that person talking, not a `Caroline` slot with a value:
+    the label is taken as the speaker and the rest as what they said."""
+    text = turn.text
+    label, colon, rest = text.partition(":")
+    speaker = turn.speaker
+    if speaker and colon and rest.strip() and label.strip().casefold() == speaker.casefold():
+        return rest.strip(), speaker
+    return text, speaker
 
 
 def passages(text: str) -> list[str]:

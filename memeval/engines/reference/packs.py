@@ -101,9 +101,12 @@ def build(memory: Memory, req: Request) -> Pack:
     flagged = notes(leading, query)
 
     said = {normalise(memory.items[doc].text) for doc in pinned_docs if doc >= 0}
+    origins: dict[str, list[str]] = {}  # bullet -> the case's ids of the writes behind it
 
     def chosen() -> Iterator[tuple[str, str]]:
-        yield from (bullet for _, bullet in pinned)
+        for doc, bullet in pinned:
+            origins[bullet[1]] = _origins(memory, doc)
+            yield bullet
         for item in ranked:
             key = normalise(item.text)
             if item.doc not in pinned_docs and key not in said:
@@ -111,9 +114,25 @@ def build(memory: Memory, req: Request) -> Pack:
                 bullet = _bullet(item, req)
                 if item.doc in flagged:
                     bullet = f"{bullet} ({flagged[item.doc]})"
+                origins[bullet] = _origins(memory, item.doc)
                 yield (_section(item, req) if scores[item.doc] >= floor else OTHER), bullet
 
-    return render(req.title, _fit(req.title, chosen(), req.budget), req.budget)
+    pack = render(req.title, _fit(req.title, chosen(), req.budget), req.budget)
+    by_line = {" ".join(bullet.split()): ids for bullet, ids in origins.items()}
+    pack.unit_ids = [by_line.get(line[2:], []) for line in _unit_lines(pack.markdown)]
+    return pack
+
+
+def _origins(memory: Memory, doc: int) -> list[str]:
+    if doc < 0:
+        return []
+    item = memory.items[doc]
+    return [item.source_id] if item.source_id else []
+
+
+def _unit_lines(markdown: str) -> list[str]:
+    """The pack's units as scoring counts them: non-empty lines that are not headings."""
+    return [line for raw in markdown.splitlines() if (line := raw.strip()) and line[0] != "#"]
 
 
 # ---- scoring ----------------------------------------------------------------------------
@@ -342,8 +361,8 @@ def _bullet(item: Item, req: Request) -> str:
         return f"{item.text} (confidence {item.confidence:.1f})"
     if item.kind is ItemKind.document:
         return f"{item.title}: {item.text}" if item.title else item.text
-    speaker = item.role or "turn"
-    if item.agent and item.agent != req.agent:
+    speaker = item.speaker or item.role or "turn"
+    if item.speaker is None and item.agent and item.agent != req.agent:
         speaker = f"{item.agent} {speaker}"
     return turn_bullet(speaker, item.at, item.text, item.tools)
 

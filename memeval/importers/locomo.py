@@ -1,0 +1,208 @@
+"""LoCoMo (Maharana et al., ACL 2024): long conversations between two people, with questions.
+
+The published file is a JSON list of samples. Each holds `conversation` (`speaker_a`,
+`speaker_b`, `session_N` turn lists and `session_N_date_time` strings such as
+"1:56 pm on 8 May, 2023") and `qa` items (`question`, `answer`, `evidence` as dialog ids like
+"D1:3", `category` 1-5; category 5 is adversarial, carries `adversarial_answer` and is right
+only when the memory says it was never said).
+
+Reading is lenient where the published data is uneven (an answer given as a number, a turn's
+photo caption, an evidence list written "D8:6; D9:17") and strict where a guess would change
+what is measured: an unreadable date or a sample without sessions is an error naming its place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memeval.errors import SuiteError
+from memeval.importers.pinning import Pin
+
+PINS = (
+    Pin(
+        name="locomo10.json",
+        sha256="79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
+    ),
+    Pin(
+        name="locomo-dev5.json (its first five conversations)",
+        sha256="d44a21fdf3e2ac6a4b18c125b44c94056ddb71cbe440ca2e4e8523282f3c9b66",
+    ),
+)
+DATE_FORMAT = "%I:%M %p on %d %B, %Y"
+_SESSION = re.compile(r"^session_(\d+)$")
+_DIA_ID = re.compile(r"D(\d+):(\d+)")
+
+
+class Category(IntEnum):
+    """As the data numbers them."""
+
+    multi_hop = 1
+    temporal = 2
+    open_domain = 3
+    single_hop = 4
+    adversarial = 5
+
+    @property
+    def tag(self) -> str:
+        return self.name.replace("_", "-")
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class RawTurn(_Lenient):
+    speaker: str
+    dia_id: str
+    text: str = ""
+    blip_caption: str | None = None
+
+
+class RawQA(_Lenient):
+    question: str
+    answer: str | int | float | None = None
+    adversarial_answer: str | int | float | None = None
+    evidence: list[str] = Field(default_factory=list)
+    category: Category
+
+
+class RawSample(_Lenient):
+    sample_id: str
+    conversation: dict[str, Any]
+    qa: list[RawQA]
+
+
+class LocomoTurn(BaseModel):
+    id: str  # the dialog id, e.g. D1:3
+    speaker: str
+    text: str  # what was said, with a shared photo's caption in brackets
+
+
+class LocomoSession(BaseModel):
+    number: int
+    at: datetime
+    turns: list[LocomoTurn]
+
+
+class LocomoQuestion(BaseModel):
+    question: str
+    answer: str | None  # None for an adversarial question: nothing was said
+    trap: str | None = None  # an adversarial question's tempting wrong answer
+    evidence: list[str]  # dialog ids that exist in the conversation
+    category: Category
+
+
+class Conversation(BaseModel):
+    id: str
+    speakers: tuple[str, str]
+    sessions: list[LocomoSession]
+    questions: list[LocomoQuestion]
+
+    def turn(self, dia_id: str) -> LocomoTurn | None:
+        for session in self.sessions:
+            for turn in session.turns:
+                if turn.id == dia_id:
+                    return turn
+        return None
+
+
+def read(path: Path) -> list[Conversation]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"cannot read the LoCoMo file: {exc}", path=path) from None
+    except json.JSONDecodeError as exc:
+        raise SuiteError(
+            f"not JSON: {exc.msg}",
+            path=path,
+            line=exc.lineno,
+            fix="give the published locomo10.json",
+        ) from None
+    if not isinstance(data, list) or not data:
+        raise SuiteError(
+            "a LoCoMo file is a non-empty JSON list of samples",
+            path=path,
+            fix="give the published locomo10.json",
+        )
+    return [_conversation(raw, path, n) for n, raw in enumerate(data)]
+
+
+def _conversation(raw: Any, path: Path, n: int) -> Conversation:
+    try:
+        sample = RawSample.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in (n, *first["loc"]))
+        raise SuiteError(
+            str(first["msg"]), path=path, field=where, fix="give the published locomo10.json"
+        ) from None
+    conv = sample.conversation
+    speakers = (str(conv.get("speaker_a", "")), str(conv.get("speaker_b", "")))
+    sessions: list[LocomoSession] = []
+    for key, turns in conv.items():
+        match = _SESSION.match(key)
+        if match is None or not isinstance(turns, list):
+            continue
+        number = int(match.group(1))
+        field = f"{n}.conversation.{key}_date_time"
+        stamp = conv.get(f"{key}_date_time")
+        try:
+            at = datetime.strptime(str(stamp), DATE_FORMAT).replace(tzinfo=UTC)
+        except ValueError:
+            raise SuiteError(
+                f"session date {stamp!r} is not like '1:56 pm on 8 May, 2023'",
+                path=path,
+                field=field,
+                fix="give the published locomo10.json",
+            ) from None
+        try:
+            parsed = [RawTurn.model_validate(t) for t in turns]
+        except ValidationError as exc:
+            raise SuiteError(
+                str(exc.errors()[0]["msg"]), path=path, field=f"{n}.conversation.{key}"
+            ) from None
+        sessions.append(LocomoSession(number=number, at=at, turns=[_turn(t) for t in parsed]))
+    if not sessions:
+        raise SuiteError(
+            f"sample `{sample.sample_id}` has no `session_N` turn lists",
+            path=path,
+            field=f"{n}.conversation",
+            fix="give the published locomo10.json",
+        )
+    sessions.sort(key=lambda s: s.number)
+    known = {t.id for s in sessions for t in s.turns}
+    questions = [_question(qa, known) for qa in sample.qa]
+    return Conversation(
+        id=sample.sample_id, speakers=speakers, sessions=sessions, questions=questions
+    )
+
+
+def _turn(raw: RawTurn) -> LocomoTurn:
+    text = raw.text.strip()
+    if raw.blip_caption:
+        text = f"{text} [shared {raw.blip_caption.strip()}]".strip()
+    return LocomoTurn(id=raw.dia_id, speaker=raw.speaker, text=text)
+
+
+def _question(raw: RawQA, known: set[str]) -> LocomoQuestion:
+    """Evidence ids are read wherever they stand in the published strings ("D8:6; D9:17"),
+    and ids naming no turn are left out rather than counted as evidence nobody can find."""
+    found = [f"D{a}:{b}" for item in raw.evidence for a, b in _DIA_ID.findall(item)]
+    evidence = list(dict.fromkeys(e for e in found if e in known))
+    adversarial = raw.category is Category.adversarial
+    answer = None if adversarial or raw.answer is None else str(raw.answer)
+    trap = raw.adversarial_answer if adversarial else None
+    return LocomoQuestion(
+        question=raw.question.strip(),
+        answer=answer,
+        trap=None if trap is None else str(trap),
+        evidence=evidence,
+        category=raw.category,
+    )
