@@ -1,43 +1,38 @@
-"""The scripted agent: drives a scenario's threads through the lifecycle, exchange by exchange.
+"""The scripted agent: drives a scenario's threads through the lifecycle, turn by turn.
 
 It behaves like a real agent loop would: recall before answering, then log the reply. Memory
-only ever sees a tool call's name and id, so a tool result survives only because the agent
-writes it into its reply text.
+only ever sees a tool call's name and id, so a tool result survives only where the case's
+author had the agent write it into its reply text; the agent never appends it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
 
 from memeval.engines.base import Engine
 from memeval.engines.types import ToolCallRef, Turn, TurnContext
 from memeval.stopwatch import Stopwatch
-from memeval.suites.scenario import Exchange, Scenario, Thread
+from memeval.suites.scenario import Line, Scenario, Thread
 
 IN_PROMPT = 8
 """How many of a thread's latest turns a model still sees, so a pack must not repeat them."""
 
 
-def exchange_turns(thread: Thread, start: datetime) -> list[Turn]:
-    """Every turn of a thread, user then assistant, a minute apart from `start`."""
-    turns: list[Turn] = []
-    for i, exchange in enumerate(thread.exchanges):
-        at = start + timedelta(minutes=2 * i)
-        turns.append(Turn(role="user", text=exchange.user, at=at))
-        turns.append(reply_turn(thread, i, exchange, at + timedelta(minutes=1)))
-    return turns
+def engine_turn(line: Line) -> Turn:
+    calls = [ToolCallRef(name=t.name, id=f"{line.id}-{j}") for j, t in enumerate(line.tools)]
+    return Turn(
+        role=line.role,
+        text=line.text,
+        at=line.at,
+        tool_calls=calls,
+        speaker=line.speaker,
+        id=line.id,
+    )
 
 
-def reply_turn(thread: Thread, index: int, exchange: Exchange, at: datetime) -> Turn:
-    text = exchange.reply
-    for tool in exchange.tools:
-        text += f"\n{tool.name} returned: {tool.result}"
-    calls = [
-        ToolCallRef(name=tool.name, id=f"{thread.id}-{index}-{j}")
-        for j, tool in enumerate(exchange.tools)
-    ]
-    return Turn(role="assistant", text=text, at=at, tool_calls=calls)
+def thread_turns(scenario: Scenario, thread: Thread) -> list[Turn]:
+    """Every turn of a thread as the engine receives it, in order."""
+    return [engine_turn(line) for line in thread.lines(scenario.thread_start(thread))]
 
 
 class ScriptedAgent:
@@ -47,19 +42,28 @@ class ScriptedAgent:
         self.watch = watch
 
     async def run_thread(self, scenario: Scenario, thread: Thread) -> int:
-        """Play a thread; returns how many writes it made (each user turn and each reply)."""
+        """Play a thread; returns how many writes it made (one per turn).
+
+        A user turn is recalled for and logged by `pre_turn`, the agent's own turn by
+        `post_turn`; a `bulk` thread is past history, loaded by one `write_history`."""
         tenant = self.tenant(thread.tenant)
-        turns = exchange_turns(thread, scenario.thread_start(thread))
-        for i in range(0, len(turns), 2):
-            user, reply = turns[i], turns[i + 1]
+        turns = thread_turns(scenario, thread)
+        if thread.bulk:
+            await self.watch.time(
+                "write_history", self.engine.write_history(tenant, thread.agent, thread.id, turns)
+            )
+            return len(turns)
+        for i, turn in enumerate(turns):
+            if turn.role == "assistant":
+                await self.watch.time(
+                    "post_turn", self.engine.post_turn(tenant, thread.agent, thread.id, turn)
+                )
+                continue
             ctx = TurnContext(
                 agent=thread.agent,
                 thread=thread.id,
-                turn=user,
+                turn=turn,
                 in_prompt=turns[max(0, i - IN_PROMPT) : i],
             )
             await self.watch.time("pre_turn", self.engine.pre_turn(tenant, ctx))
-            await self.watch.time(
-                "post_turn", self.engine.post_turn(tenant, thread.agent, thread.id, reply)
-            )
         return len(turns)

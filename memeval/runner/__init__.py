@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from memeval import clock
+from memeval.engines.attempts import counting
 from memeval.engines.base import Engine, EngineUnavailable, Unsupported
 from memeval.engines.types import Capability, Usage
 from memeval.results import CaseResult, CaseStatus, UsageWindow
@@ -30,11 +32,13 @@ async def run_case(
     *,
     run_id: str,
     trial: int = 0,
+    attempt: int = 0,
     options: RunOptions | None = None,
     answerer: Answerer | None = None,
 ) -> CaseResult:
     """Run a case to a scored result. Memory failures are results; only `EngineUnavailable`
-    (infrastructure) propagates, so the caller can retry the whole case on a fresh tenant.
+    (infrastructure) propagates, so the caller can retry the whole case; `attempt` counts
+    those retries and names a fresh tenant for each.
 
     With an `answerer`, a model also answers every probe and query; once its budget is spent
     the case is recorded `skipped_budget` without touching the engine."""
@@ -47,7 +51,8 @@ async def run_case(
         kind="fixture" if is_fixture else "scenario",
         dimension=case.dimension.value if isinstance(case, Fixture) else None,
         engine=engine.name,
-        tenant=tenant_base(run_id, case.id, trial),
+        tenant=tenant_base(run_id, case.id, trial, attempt),
+        attempt=attempt,
         status=CaseStatus.done,
         tags=[] if isinstance(case, Fixture) else [t.value for t in case.tags],
         started_at=datetime.now(UTC),
@@ -57,13 +62,15 @@ async def run_case(
         result.finished_at = datetime.now(UTC)
         return result
     ctx = CaseContext(result, options, answerer)
-    before = await _usage(engine)
+    before = await _usage(engine, ctx)
+    result.evaluated_at = case.evaluation_time
     try:
-        if isinstance(case, Fixture):
-            await run_fixture(case, engine, ctx)
-        else:
-            await run_scenario(case, engine, ctx)
-            result.score = _scenario_score(result)
+        with clock.pinned(case.evaluation_time):
+            if isinstance(case, Fixture):
+                await run_fixture(case, engine, ctx)
+            else:
+                await run_scenario(case, engine, ctx)
+                result.score = _scenario_score(result)
     except EngineUnavailable:
         raise
     except Unsupported as exc:
@@ -74,23 +81,25 @@ async def run_case(
         if not options.keep:
             ctx.watch.step = "forget"
             await _forget(case, engine, ctx)
-    after = await _usage(engine)
+    after = await _usage(engine, ctx)
     if before is not None and after is not None:
         result.engine_usage = UsageWindow(before=before, after=after)
         result.engine_usd_micros = max(0, after.usd_micros - before.usd_micros)
     finish_answers(ctx)
     result.timings = ctx.watch.timings
+    result.infra_retries = ctx.watch.retried.failed
     result.finished_at = datetime.now(UTC)
     return result
 
 
-async def _usage(engine: Engine) -> Usage | None:
+async def _usage(engine: Engine, ctx: CaseContext) -> Usage | None:
     """The engine's running totals, or None when it keeps none; read outside the timed steps,
-    so the bookkeeping never shows up as the engine's latency."""
+    so the bookkeeping never shows up as the engine's latency (its retries still count)."""
     if Capability.usage not in engine.capabilities:
         return None
     try:
-        return await engine.usage()
+        with counting(ctx.watch.retried):
+            return await engine.usage()
     except Unsupported:
         return None
 

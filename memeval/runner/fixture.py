@@ -7,7 +7,7 @@ from memeval.engines.types import Capability, ConflictReport, QueryResult
 from memeval.results import CheckResult, CheckStatus, QueryLog
 from memeval.runner.answers import answer_query
 from memeval.runner.context import CaseContext
-from memeval.scoring.checks import score_check
+from memeval.scoring.checks import acceptable, score_check
 from memeval.suites.fixture import CheckKind, Fixture, Query
 
 
@@ -43,6 +43,8 @@ async def run_fixture(fixture: Fixture, engine: Engine, ctx: CaseContext) -> Non
             abstained=result.abstained,
             hits=[h.text for h in result.hits],
             conflicts=len(result.conflicts),
+            acceptable_conflicts=acceptable(result.conflicts, query.acceptable_conflicts),
+            tags=query.tags,
         )
         ctx.result.queries.append(log)
         await answer_query(query, result, log, ctx)
@@ -68,7 +70,7 @@ async def _conflicts(
     found: list[ConflictReport] = []
     if not engine.supports(Capability.conflicts):
         return found
-    for check in query.checks:
+    for check in (c for top in query.checks for c in top.flat()):
         if check.kind is CheckKind.conflict:
             found += await ctx.watch.time("conflicts", engine.conflicts(tenant, check.ids[0]))
     return found

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, time
+import inspect
+from collections.abc import Awaitable, Callable
+from datetime import datetime
 from time import monotonic
+from typing import Any
 
-from memeval.agent import ScriptedAgent, exchange_turns
+from memeval.agent import ScriptedAgent, thread_turns
 from memeval.engines.base import Engine, EngineUnavailable, Unsupported
 from memeval.engines.types import Capability, MemoryItem, Pack, Turn, TurnContext
 from memeval.results import CaseStatus, CheckStatus, Phase, ProbeResult
 from memeval.runner.answers import answer_probe
 from memeval.runner.context import CaseContext
-from memeval.scoring.pack import captured, score_pack
-from memeval.suites.scenario import Probe, Scenario, Via
+from memeval.scoring.evidence import score_evidence
+from memeval.scoring.pack import captured, score_pack, units
+from memeval.suites.noise import distractors
+from memeval.suites.scenario import Document, Learning, Probe, Scenario, Thread, Via
 
 
 class SettleTimeout(Exception):
@@ -52,32 +57,77 @@ async def run_scenario(scenario: Scenario, engine: Engine, ctx: CaseContext) -> 
 
 
 async def _write(scenario: Scenario, engine: Engine, ctx: CaseContext) -> dict[str, int]:
-    """Every write of the scenario, in time order; returns how many writes each tenant got."""
+    """Noise first, then every write of the scenario in time order (documents, learnings,
+    then threads on a tie); returns how many writes each tenant got."""
     expected: dict[str, int] = {}
 
     def count(name: str, n: int = 1) -> None:
         expected[ctx.tenant(name)] = expected.get(ctx.tenant(name), 0) + n
 
-    start = datetime.combine(scenario.start, time(0), tzinfo=UTC)
-    for doc in scenario.documents:
-        item = MemoryItem(id=doc.id, title=doc.title, text=doc.text, at=start)
-        await ctx.watch.time("ingest", engine.ingest(ctx.tenant(doc.tenant), item))
-        count(doc.tenant)
-    for learning in scenario.learnings:
-        item = MemoryItem(
-            id=learning.id,
-            kind="learning",
-            text=learning.text,
-            confidence=learning.confidence,
-            agent=learning.agent,
-            at=start,
-        )
-        await ctx.watch.time("ingest", engine.ingest(ctx.tenant(learning.tenant), item))
-        count(learning.tenant)
+    if scenario.noise is not None:
+        own = _own_writes(scenario)
+        for name in scenario.noise.tenants or scenario.tenants:
+            pad = scenario.noise.items - own.get(name, 0)
+            if pad > 0:
+                await _write_noise(scenario, name, pad, engine, ctx)
+                count(name, pad)
     agent = ScriptedAgent(engine, ctx.tenant, ctx.watch)
-    for thread in sorted(scenario.threads, key=lambda t: (t.day, t.start)):
-        count(thread.tenant, await agent.run_thread(scenario, thread))
+    writes: list[tuple[datetime, int, Document | Learning | Thread]] = []
+    for item in [*scenario.documents, *scenario.learnings]:
+        writes.append((scenario.written_at(item), len(writes), item))
+    for thread in scenario.threads:
+        writes.append((scenario.thread_start(thread), len(writes), thread))
+    for at, _, write in sorted(writes, key=lambda w: (w[0], w[1])):
+        if isinstance(write, Document | Learning):
+            await ctx.watch.time(
+                "ingest", engine.ingest(ctx.tenant(write.tenant), _item(write, at))
+            )
+            count(write.tenant)
+        else:
+            count(write.tenant, await agent.run_thread(scenario, write))
     return expected
+
+
+def _item(written: Document | Learning, at: datetime) -> MemoryItem:
+    common: dict[str, Any] = {
+        "id": written.id,
+        "text": written.text,
+        "at": at,
+        "trust": written.trust.value if written.trust else None,
+        "supersedes": written.supersedes,
+    }
+    if isinstance(written, Document):
+        return MemoryItem(title=written.title, **common)
+    return MemoryItem(kind="learning", confidence=written.confidence, agent=written.agent, **common)
+
+
+def _own_writes(scenario: Scenario) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for w in [*scenario.documents, *scenario.learnings]:
+        out[w.tenant] = out.get(w.tenant, 0) + 1
+    for t in scenario.threads:
+        out[t.tenant] = out.get(t.tenant, 0) + len(t.lines(scenario.thread_start(t)))
+    return out
+
+
+async def _write_noise(
+    scenario: Scenario, name: str, pad: int, engine: Engine, ctx: CaseContext
+) -> None:
+    """Distractors as history threads through `write_history`, or as ingested notes."""
+    assert scenario.noise is not None
+    tenant = ctx.tenant(name)
+    items = distractors(scenario, scenario.noise, name, pad)
+    if scenario.noise.shape == "documents":
+        for d in items:
+            note = MemoryItem(id=d.id, title=f"Note from {d.speaker}", text=d.text, at=d.at)
+            await ctx.watch.time("ingest", engine.ingest(tenant, note))
+        return
+    threads: dict[str, list[Turn]] = {}
+    for d in items:
+        turn = Turn(role="user", text=d.text, at=d.at, speaker=d.speaker, id=d.id)
+        threads.setdefault(d.thread, []).append(turn)
+    for thread, turns in threads.items():
+        await ctx.watch.time("write_history", engine.write_history(tenant, "noise", thread, turns))
 
 
 async def _settle(engine: Engine, ctx: CaseContext, expected: dict[str, int]) -> None:
@@ -97,6 +147,7 @@ async def _settle(engine: Engine, ctx: CaseContext, expected: dict[str, int]) ->
 
 
 async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase: Phase) -> None:
+    texts, aliases = scenario.write_texts(), scenario.write_aliases()
     for probe in scenario.probes:
         result = ProbeResult(
             probe=probe.id,
@@ -109,6 +160,9 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
             stale=probe.stale,
             forbidden=probe.forbidden,
             accept=probe.accept,
+            tags=probe.tags,
+            abstain=probe.abstain,
+            evidence=probe.evidence,
         )
         try:
             pack = await _ask(scenario, probe, engine, ctx, phase)
@@ -121,12 +175,28 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
             result.status = CheckStatus.error
             result.error = f"{type(exc).__name__}: {exc}"
         else:
-            result = score_pack(probe, pack.markdown, result)
+            result = score_pack(probe, pack.markdown, result, pack.abstained)
             result.pack_tokens = pack.tokens
+            if probe.evidence:
+                found = score_evidence(
+                    units(pack.markdown),
+                    pack.unit_ids,
+                    {e: texts[e] for e in probe.evidence},
+                    aliases,
+                )
+                result.evidence_found, result.evidence_rank = found.found, found.rank
             if probe.scored and not result.hit:
                 result.status = CheckStatus.failed
             await answer_probe(probe, result, ctx)
         ctx.result.probes.append(result)
+
+
+def _takes_question(method: Callable[..., Awaitable[Pack]]) -> bool:
+    """Engines written before `question` existed keep their old signature and still run."""
+    try:
+        return "question" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 async def _ask(
@@ -136,42 +206,51 @@ async def _ask(
     tenant = ctx.tenant(probe.tenant)
     at = scenario.probe_end
     watch = ctx.watch
-    question = Turn(role="user", text=probe.question, at=at)
+    log = scenario.logs(probe)
+    question = Turn(role="user", text=probe.question, at=at, id=f"probe-{probe.id}")
     thread = next((t for t in scenario.threads if t.id == probe.thread), None)
+    asked: dict[str, str] = {"question": probe.question}
     match probe.via:
         case Via.ask:
             turn_ctx = TurnContext(
-                agent=probe.agent, thread=f"probe-{probe.id}-{phase.value}", turn=question
+                agent=probe.agent,
+                thread=f"probe-{probe.id}-{phase.value}",
+                turn=question,
+                log=log,
             )
             return await watch.time("pre_turn", engine.pre_turn(tenant, turn_ctx))
         case Via.resume:
+            extra = asked if _takes_question(engine.start_session) else {}
             return await watch.time(
                 "start_session",
-                engine.start_session(tenant, probe.agent, probe.thread, probe.focus, at),
+                engine.start_session(tenant, probe.agent, probe.thread, probe.focus, at, **extra),
             )
         case Via.compact:
             assert thread is not None and probe.drop is not None
-            turns = exchange_turns(thread, scenario.thread_start(thread))
+            turns = thread_turns(scenario, thread)
             return await watch.time(
                 "recall_for_compaction",
                 engine.recall_for_compaction(
-                    tenant, probe.agent, thread.id, turns[: 2 * probe.drop]
+                    tenant, probe.agent, thread.id, turns[: thread.line_index(probe.drop)]
                 ),
             )
         case Via.continue_:
             assert thread is not None and probe.in_prompt_from is not None
-            turns = exchange_turns(thread, scenario.thread_start(thread))
+            turns = thread_turns(scenario, thread)
             turn_ctx = TurnContext(
                 agent=probe.agent,
                 thread=thread.id,
                 turn=question,
-                in_prompt=turns[2 * probe.in_prompt_from :],
+                in_prompt=turns[thread.line_index(probe.in_prompt_from) :],
+                log=log,
             )
             return await watch.time("pre_turn", engine.pre_turn(tenant, turn_ctx))
         case Via.context_doc:
             assert probe.heading is not None
+            extra = asked if _takes_question(engine.compile_context) else {}
             return await watch.time(
-                "compile_context", engine.compile_context(tenant, probe.agent, probe.heading, at)
+                "compile_context",
+                engine.compile_context(tenant, probe.agent, probe.heading, at, **extra),
             )
     raise AssertionError(f"unhandled via {probe.via}")
 

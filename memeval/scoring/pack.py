@@ -1,14 +1,20 @@
 """Scoring one probe against the pack an engine returned.
 
-Every match is a case-insensitive substring match. Positions count *units*: the non-empty
-bullet and prose lines after the pack's title, headings excluded, in reading order.
+Every match ignores case; by default it is a substring match (`Match` offers whole words and
+numbers). Positions count *units*: the non-empty bullet and prose lines after the pack's title,
+headings excluded, in reading order.
 """
 
 from __future__ import annotations
 
 import re
+import string
+from collections import Counter
+from functools import lru_cache
 
+from memeval.llm.prompt import UNKNOWN, is_unknown
 from memeval.results import ProbeResult
+from memeval.suites.common import Match
 from memeval.suites.scenario import Probe
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*")
@@ -32,16 +38,67 @@ def units(markdown: str) -> list[str]:
     return out
 
 
-def contains(text: str, needle: str) -> bool:
-    return needle.casefold() in text.casefold()
+@lru_cache(maxsize=4096)
+def _pattern(needle: str, match: Match) -> re.Pattern[str]:
+    """Edges glued to a letter or digit do not match; for numbers, neither does a decimal or
+    group separator followed by a digit (`4.1` in `0.4.1`, `£9` in `£9.50`)."""
+    body = re.escape(needle.casefold())
+    head, tail = needle[:1], needle[-1:]
+    before = r"(?<!\w)" if head.isalnum() else ""
+    after = r"(?!\w)" if tail.isalnum() else ""
+    if match is Match.number:
+        before += r"(?<!\d[.,])" if head.isdigit() else ""
+        after += r"(?![.,]\d)" if tail.isdigit() else ""
+    return re.compile(before + body + after)
 
 
-def rank(lines: list[str], needle: str) -> int | None:
+def contains(text: str, needle: str, match: Match = Match.substring) -> bool:
+    if match is Match.substring:
+        return needle.casefold() in text.casefold()
+    return _pattern(needle, match).search(text.casefold()) is not None
+
+
+def rank(lines: list[str], needle: str, match: Match = Match.substring) -> int | None:
     """1-based position of the first unit holding `needle`, or None."""
     for i, line in enumerate(lines, start=1):
-        if contains(line, needle):
+        if contains(line, needle, match):
             return i
     return None
+
+
+_ARTICLES = re.compile(r"\b(a|an|the|and)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def normalise_answer(text: str) -> list[str]:
+    """SQuAD's answer normalisation as LoCoMo applies it: lower case, commas and punctuation
+    out, articles (and LoCoMo's `and`) out, whitespace collapsed; returns the tokens."""
+    text = text.casefold().replace(",", "").translate(_PUNCT)
+    return _ARTICLES.sub(" ", text).split()
+
+
+def token_f1(prediction: str | None, references: list[str]) -> float:
+    """The best token F1 of `prediction` against any reference (0.0 for no prediction)."""
+    guess = normalise_answer(prediction or "")
+    best = 0.0
+    for reference in references:
+        gold = normalise_answer(reference)
+        if not gold or not guess:
+            best = max(best, float(gold == guess))
+            continue
+        common = sum((Counter(guess) & Counter(gold)).values())
+        if common:
+            precision, recall = common / len(guess), common / len(gold)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+def gold_answers(probe: Probe) -> list[str]:
+    """What F1 compares an answer with: the probe's `answer` (else its `expect` joined) and
+    every `accept` wording; an abstain probe's gold is an abstention."""
+    if probe.abstain:
+        return [UNKNOWN]
+    return [probe.answer or " ".join(probe.expect), *probe.accept]
 
 
 def content_words(text: str) -> set[str]:
@@ -59,53 +116,80 @@ def extractive_answer(lines: list[str], question: str) -> str:
     return best
 
 
+def says_abstain(answer: str | None) -> bool:
+    """An answer that says "never said": none at all (an extractive answer finds no unit), or
+    the answer prompt's clear `unknown` (the rule that grades a fixture's `abstain` query)."""
+    return not answer or is_unknown(answer)
+
+
 def grade_answer(answer: str | None, probe: Probe) -> bool:
-    """Right when it holds every expected string (or an accepted wording) and no stale value."""
+    """Right when it holds every expected string (or an accepted wording) and no stale value;
+    for an abstain probe, when it abstains and names no `forbidden` string."""
+    m = probe.match
+    if probe.abstain:
+        return says_abstain(answer) and not any(
+            contains(answer or "", f, m) for f in probe.forbidden
+        )
     if not answer:
         return False
-    right = all(contains(answer, e) for e in probe.expect) or any(
-        contains(answer, a) for a in probe.accept
+    right = all(contains(answer, e, m) for e in probe.expect) or any(
+        contains(answer, a, m) for a in probe.accept
     )
-    return right and not any(contains(answer, s) for s in probe.stale)
+    return right and not any(contains(answer, s, m) for s in probe.stale)
 
 
 def fresh_first(lines: list[str], probe: Probe) -> tuple[bool | None, bool | None]:
     """(fresh first, stale first) over a probe whose fact changed; (None, None) otherwise.
 
-    Fresh first: the current value is present and precedes every superseded one that appears.
-    Stale first: some superseded value appears before the current one (or without it).
+    Every expected string counts, not just the first. Fresh first: each is present and
+    precedes every superseded value that appears. Stale first: some superseded value appears
+    before some expected string (or with one missing).
     """
     if not probe.stale or not probe.expect:
         return None, None
-    fresh = rank(lines, probe.expect[0])
-    stale_ranks = [r for s in probe.stale if (r := rank(lines, s)) is not None]
+    m = probe.match
+    fresh = [rank(lines, e, m) for e in probe.expect]
+    stale_ranks = [r for s in probe.stale if (r := rank(lines, s, m)) is not None]
     first_stale = min(stale_ranks, default=None)
-    is_fresh = fresh is not None and (first_stale is None or fresh < first_stale)
-    is_stale = first_stale is not None and (fresh is None or first_stale < fresh)
+    present = all(r is not None for r in fresh)
+    last_fresh = max((r for r in fresh if r is not None), default=None)
+    is_fresh = present and (first_stale is None or (last_fresh or 0) < first_stale)
+    is_stale = first_stale is not None and (not present or first_stale < (last_fresh or 0))
     return is_fresh, is_stale
 
 
 def captured(derived: list[str], probe: Probe) -> bool:
     """Some fact or belief the engine derived holds every expected string."""
-    return any(all(contains(text, e) for e in probe.expect) for text in derived)
+    return any(all(contains(text, e, probe.match) for e in probe.expect) for text in derived)
 
 
-def score_pack(probe: Probe, markdown: str, result: ProbeResult) -> ProbeResult:
-    """Fill in the pack metrics of `result` for `probe`; the caller sets phase and answers."""
+def score_pack(
+    probe: Probe, markdown: str, result: ProbeResult, abstained: bool = False
+) -> ProbeResult:
+    """Fill in the pack metrics of `result` for `probe`; the caller sets phase and answers.
+
+    An abstain probe hits when the pack abstains: marked so by the engine, or no unit at all
+    (the fixtures' rule: abstained, or no hits)."""
     lines = units(markdown)
     body = "\n".join(lines)
-    hit = bool(probe.expect) and all(contains(body, e) for e in probe.expect)
+    m = probe.match
+    if probe.abstain:
+        hit = abstained or not lines
+    else:
+        hit = bool(probe.expect) and all(contains(body, e, m) for e in probe.expect)
     is_fresh, is_stale = fresh_first(lines, probe)
     answer = extractive_answer(lines, probe.question)
     return result.model_copy(
         update={
             "pack": markdown,
             "hit": hit,
-            "rank": rank(lines, probe.expect[0]) if probe.expect else None,
+            "abstained": (abstained or not lines) if probe.abstain else None,
+            "rank": rank(lines, probe.expect[0], m) if probe.expect else None,
             "fresh_first": is_fresh,
             "stale_first": is_stale,
-            "leaked": [f for f in probe.forbidden if contains(markdown, f)],
+            "leaked": [f for f in probe.forbidden if contains(markdown, f, m)],
             "extractive": answer,
             "extractive_ok": grade_answer(answer, probe),
+            "extractive_f1": token_f1(answer, gold_answers(probe)),
         }
     )

@@ -375,6 +375,23 @@ class Scenario(Strict):
             ids |= thread.write_ids()
         return ids
 
+    def write_texts(self) -> dict[str, list[str]]:
+        """What was written under each id `evidence` may name (an exchange holds two turns)."""
+        out: dict[str, list[str]] = {d.id: [f"{d.title} {d.text}"] for d in self.documents}
+        out |= {lr.id: [lr.text] for lr in self.learnings}
+        for thread in self.threads:
+            for line in thread.lines(self.thread_start(thread)):
+                out.setdefault(line.evidence_id, []).append(line.text)
+        return out
+
+    def write_aliases(self) -> dict[str, str]:
+        """Engine-side turn ids (`X.reply`) mapped to the id `evidence` names (`X`)."""
+        return {
+            line.id: line.evidence_id
+            for thread in self.threads
+            for line in thread.lines(self.thread_start(thread))
+        }
+
     def written_at(self, item: Written) -> datetime:
         return item.at or datetime.combine(self.start + timedelta(days=item.day), time(0), UTC)
 

@@ -1,0 +1,129 @@
+"""Generated distractors: the haystack a scenario's needles are hidden in (`noise:`).
+
+A scenario's tenant holds a few dozen writes, so any engine's top five fit a pack and pack hit
+cannot tell engines apart. Noise pads each tenant with workplace chatter and notes of the same
+register as real cases (people, projects, tickets, numbers, days, places), so lexical overlap
+alone no longer finds the needle. It is seeded per tenant, so a run is reproducible, and no
+distractor may hold any string a probe of the scenario expects, counts as stale or forbids: a
+distractor never answers a probe, right or wrong.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+from pydantic import BaseModel
+
+from memeval.scoring.pack import contains
+from memeval.suites.common import Match
+from memeval.suites.scenario import Noise, Scenario
+
+THREAD_TURNS = 20
+"""Turns per generated history thread: long enough to read like a conversation."""
+
+NAMES = """Aiko Amara Ben Bruno Carla Chidi Dmitri Elena Farah Gus Hana Igor Ines Jonas Kemal Lena
+Luis Maya Nadia Omar Priya Quinn Rafael Sana Tariq Uma Viktor Wen Yara Zoe""".split()
+TEAMS = "platform growth billing search mobile data infra support design legal".split()
+PROJECTS = """Aurora Basalt Cinder Delta Ember Fjord Garnet Harbor Indigo Juniper Kestrel Lumen
+Meridian Nimbus Onyx Pylon Quartz Raven Sierra Tundra""".split()
+COMPONENTS = """checkout-web auth-service ledger-worker search-indexer push-gateway report-builder
+image-resizer billing-api export-queue session-cache""".split()
+CITIES = "Porto Oslo Austin Nairobi Krakow Osaka Denver Dublin Montreal Seville".split()
+DAYS = "Monday Tuesday Wednesday Thursday Friday".split()
+MONTHS = "January February March April May June July August September October".split()
+TOOLS = "Notion Jira Figma Grafana Looker Miro Linear Sentry Airtable Retool".split()
+VENDORS = "Acme Cloudlane Datapoint Fernway Gridstone Helix Ironleaf Juno Kiteworks Lark".split()
+
+TEMPLATES = (
+    "{name} moved the {project} sync to {day} at {hour}:30.",
+    "Reminder: the {team} offsite is in {city} on {month} {date}.",
+    "Ticket {prefix}-{num} is waiting on {name} to review the {component} change.",
+    "The {component} dashboard showed a p95 of {ms} ms after the {version} deploy.",
+    "{name} prefers the {tool} template for {team} retrospectives.",
+    "The {project} budget for Q{quarter} is {amount} dollars, signed off by {name}.",
+    "Can someone look at why the {component} nightly job failed on host {host}?",
+    "I'm out {day} afternoon; {name} covers the {team} queue until I'm back.",
+    "{vendor} sent their renewal quote: {amount} dollars a year, due {month} {date}.",
+    "We agreed the {project} demo goes to the {team} leads before the {month} review.",
+    "{name} asked whether {component} can drop the legacy v{major} endpoints by {month}.",
+    "The {city} team hit {num} sign-ups last week, mostly from the {project} campaign.",
+    "Pairing with {name} on the {component} flaky test; it only fails under load.",
+    "Heads up: {tool} seats for the {team} team renew on {month} {date}.",
+    "{name} will write up the {project} post-mortem and share it in {tool} by {day}.",
+    "Capacity note: {component} runs {num} pods in {city} and needs two more for peak.",
+    "The {team} hiring loop for the {project} role has {small} candidates in final rounds.",
+    "{name} booked the large room on {day} for the {project} planning session.",
+    "Moved {prefix}-{num} to the {team} backlog; it is not blocking the {version} release.",
+    "{vendor} support says the outage on {month} {date} was on their side, not in {component}.",
+)
+
+
+def _slots(rng: random.Random) -> dict[str, str]:
+    return {
+        "name": rng.choice(NAMES),
+        "team": rng.choice(TEAMS),
+        "project": rng.choice(PROJECTS),
+        "component": rng.choice(COMPONENTS),
+        "city": rng.choice(CITIES),
+        "day": rng.choice(DAYS),
+        "month": rng.choice(MONTHS),
+        "tool": rng.choice(TOOLS),
+        "vendor": rng.choice(VENDORS),
+        "hour": str(rng.randint(8, 17)),
+        "date": str(rng.randint(1, 28)),
+        "num": str(rng.randint(100, 9999)),
+        "small": str(rng.randint(2, 9)),
+        "ms": str(rng.randint(40, 2400)),
+        "amount": f"{rng.randint(2, 90) * 500:,}",
+        "quarter": str(rng.randint(1, 4)),
+        "prefix": rng.choice(("OPS", "ENG", "SUP", "FIN", "WEB")),
+        "host": f"{rng.choice(('db', 'app', 'batch', 'edge'))}-{rng.randint(1, 40):02d}",
+        "version": f"v{rng.randint(1, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 9)}",
+        "major": str(rng.randint(1, 4)),
+    }
+
+
+class Distractor(BaseModel):
+    id: str
+    thread: str
+    speaker: str
+    text: str
+    at: datetime
+
+
+def _banned(scenario: Scenario) -> list[tuple[str, Match]]:
+    return [
+        (text, probe.match)
+        for probe in scenario.probes
+        for text in [*probe.expect, *probe.stale, *probe.forbidden, *probe.accept]
+    ]
+
+
+def distractors(scenario: Scenario, noise: Noise, tenant: str, count: int) -> list[Distractor]:
+    """`count` distractors for one tenant, in time order within each generated thread, spread
+    from 30 days before the scenario's start to its last write."""
+    rng = random.Random(f"{noise.seed}:{scenario.name}:{tenant}")
+    banned = _banned(scenario)
+    begin = datetime.combine(scenario.start, datetime.min.time(), scenario.last_write.tzinfo)
+    begin -= timedelta(days=30)
+    span = max(60.0, (scenario.last_write - begin).total_seconds())
+    out: list[Distractor] = []
+    start = begin
+    while len(out) < count:
+        block, index = divmod(len(out), THREAD_TURNS)
+        if index == 0:
+            start = begin + timedelta(seconds=rng.uniform(0, span - 60 * THREAD_TURNS))
+        text = rng.choice(TEMPLATES).format(**_slots(rng))
+        if any(contains(text, b, m) for b, m in banned):
+            continue
+        out.append(
+            Distractor(
+                id=f"noise-{block}.{index}",
+                thread=f"noise-{block}",
+                speaker=rng.choice(NAMES),
+                text=text,
+                at=start + timedelta(minutes=index),
+            )
+        )
+    return out
