@@ -7,6 +7,9 @@ embedded broker lives only as long as the `memeval run` that started it.
 
 from __future__ import annotations
 
+import json
+import os
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +21,7 @@ from memeval.cli.paths import check_output
 from memeval.cli.store import usable_store
 from memeval.cli.summary import print_summary
 from memeval.errors import UsageError
-from memeval.report.markdown import render
+from memeval.report.write import Format, render_as
 from memeval.results import CaseStatus
 from memeval.store import RunStatus
 from workers.aggregate import load_report, require_run
@@ -26,6 +29,7 @@ from workers.embedded import Pool
 from workers.settings import FarmSettings, load_settings
 
 out = Console()
+err = Console(stderr=True)
 
 
 def _shared_broker() -> FarmSettings:
@@ -50,6 +54,9 @@ def worker(
     settings = _shared_broker()
     if concurrency is not None and concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, not {concurrency}")
+    from workers import metrics
+
+    metrics.prepare()  # before the app's tasks first touch prometheus-client
     from workers.app import app
     from workers.dispatch import check_broker
 
@@ -57,7 +64,15 @@ def worker(
     argv = ["worker", "--pool", pool, "--loglevel", loglevel, "--queues", settings.queue]
     if concurrency is not None:
         argv += ["--concurrency", str(concurrency)]
+    if not any(a in ("-n", "--hostname") or a.startswith("--hostname=") for a in ctx.args):
+        argv += ["--hostname", node_name()]
     app.worker_main([*argv, *ctx.args])
+
+
+def node_name() -> str:
+    """`memeval-<pid>@<host>`: Celery's default, `celery@<host>`, is the same for every worker
+    on a host, so Flower shows one of them and Celery warns of a duplicate node name."""
+    return f"memeval-{os.getpid()}@{socket.gethostname()}"
 
 
 def flower(
@@ -79,6 +94,12 @@ def flower(
         raise UsageError("--basic-auth takes user:password", fix="e.g. --basic-auth admin:s3cret")
     from workers.app import app
 
+    if basic_auth is None:
+        err.print(
+            "[yellow]warning:[/] Flower starts without authentication: anyone who reaches "
+            f"{address}:{port} sees every task; set MEMEVAL_FLOWER_BASIC_AUTH=user:password",
+            highlight=False,
+        )
     auth = [f"--basic-auth={basic_auth}"] if basic_auth is not None else []
     app.start(["flower", f"--port={port}", f"--address={address}", *auth, *ctx.args])
 
@@ -104,9 +125,9 @@ def status(
         f"{counts}, {len(report.missing)} missing"
     )
     if json_path is not None:
-        json_path.write_text(report.model_dump_json(indent=2))
+        json_path.write_text(render_as(report, Format.json))
     if md_path is not None:
-        md_path.write_text(render(report))
+        md_path.write_text(render_as(report, Format.md))
     if report.cases:
         print_summary(report, out)
     unfinished = report.missing or any(s is not CaseStatus.done for s in record.counts)
@@ -116,14 +137,27 @@ def status(
 
 def runs(
     limit: Annotated[int, typer.Option(help="How many runs to list, newest first.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
 ) -> None:
     """List the runs in the results store, newest first."""
     if limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}")
+    records = usable_store().list_runs(limit)
+    if as_json:
+        print(
+            json.dumps([r.model_dump(mode="json", exclude={"planned"}) for r in records], indent=2)
+        )
+        return
     table = Table()
     for column in ("run", "label", "engine", "suite", "status", "started", "done", "planned"):
-        table.add_column(column, justify="right" if column in ("done", "planned") else "left")
-    for record in usable_store().list_runs(limit):
+        wide = column in ("run", "label")  # an id cut at 80 columns cannot be pasted back
+        table.add_column(
+            column,
+            justify="right" if column in ("done", "planned") else "left",
+            no_wrap=wide,
+            overflow="fold" if not wide else "ignore",
+        )
+    for record in records:
         done = record.counts.get(CaseStatus.done, 0)
         table.add_row(
             record.id,
