@@ -1,4 +1,4 @@
-"""Small fakes of VerifiedState and the Mem0 platform, on the wire each adapter documents."""
+"""A small fake of VerifiedState, on the wire its adapter documents."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from tests.adapters.fakes import Wire, bearer, record
 
 VS_KEY = "vs_live_test_key_42"
 NAMESPACE = "ns-test"
-MEM0_KEY = "m0-test-key-99"
 
 
 class Refused(Exception):
@@ -103,63 +102,5 @@ class FakeVerifiedState:
                 for aid, hint in pool[: body["limit"]]
             ]
             return {"results": results, "abstained": not results}
-
-        return app
-
-
-@dataclass
-class FakeMem0:
-    wire: Wire = field(default_factory=Wire)
-    memories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    ids: itertools.count = field(default_factory=lambda: itertools.count(1))
-
-    def app(self) -> FastAPI:
-        app = FastAPI()
-        record(app, self.wire)
-
-        @app.post("/v1/memories/")
-        async def add(request: Request) -> Any:
-            denied = bearer(request, MEM0_KEY, scheme="Token")
-            if denied is not None:
-                return denied
-            body = await request.json()
-            added = []
-            for message in body["messages"]:
-                memory = {
-                    "id": f"m{next(self.ids)}",
-                    "memory": message["content"],
-                    "metadata": body.get("metadata"),
-                    "event": "ADD",
-                }
-                self.memories.setdefault(body["user_id"], []).append(memory)
-                added.append(memory)
-            return {"results": added}
-
-        @app.post("/v1/memories/search/")
-        async def search(request: Request) -> Any:
-            denied = bearer(request, MEM0_KEY, scheme="Token")
-            if denied is not None:
-                return denied
-            body = await request.json()
-            asked = words(body["query"])
-            pool = sorted(
-                self.memories.get(body["user_id"], []),
-                key=lambda m: len(asked & words(m["memory"])),
-                reverse=True,
-            )
-            return [{**m, "score": 0.5} for m in pool[: body["top_k"]]]  # the bare-list form
-
-        @app.get("/v1/memories/")
-        async def listing(request: Request, user_id: str) -> Any:
-            denied = bearer(request, MEM0_KEY, scheme="Token")
-            return denied or {"results": self.memories.get(user_id, [])}
-
-        @app.delete("/v1/memories/")
-        async def delete(request: Request, user_id: str) -> Any:
-            denied = bearer(request, MEM0_KEY, scheme="Token")
-            if denied is not None:
-                return denied
-            self.memories.pop(user_id, None)
-            return {"message": "Memories deleted successfully!"}
 
         return app

@@ -1,4 +1,4 @@
-"""`verifiedstate` and `mem0` against fakes of their wire on 127.0.0.1."""
+"""`verifiedstate` against a fake of its wire on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -7,23 +7,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memeval.engines.base import Unsupported
 from memeval.engines.registry import create
-from memeval.engines.types import Capability, MemoryItem, Turn, TurnContext
 from memeval.errors import UsageError
 from memeval.results import CaseStatus
 from memeval.runner import run_case
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Assertion
 from tests.adapters.conftest import engine_at, run
-from tests.adapters.fake_services import (
-    MEM0_KEY,
-    NAMESPACE,
-    VS_KEY,
-    FakeMem0,
-    FakeVerifiedState,
-)
-from tests.adapters.fakes import Fault, running
+from tests.adapters.fake_services import NAMESPACE, VS_KEY, FakeVerifiedState
+from tests.adapters.fakes import running
 
 FIRST = Assertion(id="plan-1", text="Acme is on the Free plan.", source="crm")
 SECOND = Assertion(
@@ -101,75 +93,3 @@ def test_verifiedstate_runs_a_dimension_fixture(vs):
 
     result = run(go())
     assert result.status is CaseStatus.done and result.checks
-
-
-# ---- mem0 ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def mem0(monkeypatch) -> Iterator[tuple[FakeMem0, str]]:
-    fake = FakeMem0()
-    monkeypatch.setenv("MEM0_API_KEY", MEM0_KEY)
-    with running(fake.app()) as url:
-        yield fake, url
-
-
-def test_mem0_uses_token_auth_and_user_ids(mem0):
-    fake, url = mem0
-    engine = engine_at("mem0", url)
-
-    async def calls():
-        await engine.store("t", FIRST)
-        found = await engine.query("t", "Acme plan")
-        other = await engine.query("u", "Acme plan")
-        await engine.reset("t")
-        await engine.close()
-        return found, other
-
-    found, other = run(calls())
-    assert all(s.headers["authorization"] == f"Token {MEM0_KEY}" for s in fake.wire.seen)
-    assert found.hits[0].assertion_id == "plan-1" and found.hits[0].source == "crm"
-    assert other.hits == []
-    assert fake.memories == {}
-    assert b'"infer":false' in fake.wire.calls("/v1/memories/", "POST")[0].body
-
-
-def test_mem0_lifecycle_settles_by_counting_memories(mem0):
-    _fake, url = mem0
-    engine = engine_at("mem0", url)
-    turn = Turn(role="user", text="Who owns the rota?", at=datetime.now(UTC))
-
-    async def calls():
-        written = await engine.ingest("t", MemoryItem(id="d", text="Grace owns the rota."))
-        pack = await engine.pre_turn("t", TurnContext(agent="a", thread="x", turn=turn))
-        listed = await engine.list("t")
-        await engine.forget("t")
-        await engine.close()
-        return written, pack, listed
-
-    written, pack, listed = run(calls())
-    assert "Grace owns the rota." in pack.markdown
-    assert written in listed and len(listed) == 2  # the document and the logged question
-
-
-def test_mem0_with_inference_reports_lifecycle_unsupported(mem0):
-    _fake, url = mem0
-    engine = engine_at("mem0", url, "infer=true")
-    assert not engine.supports(Capability.lifecycle)
-    with pytest.raises(Unsupported):
-        run(engine.ingest("t", MemoryItem(id="d", text="x")))
-
-
-def test_mem0_rate_limits_are_waited_out(mem0):
-    fake, url = mem0
-    engine = engine_at("mem0", url)
-    fake.wire.inject(Fault(429, retry_after="0.1", path="/search/"))
-
-    async def calls():
-        await engine.store("t", FIRST)
-        found = await engine.query("t", "Acme plan")
-        await engine.close()
-        return found
-
-    assert run(calls()).hits
-    assert len(fake.wire.calls("/search/")) == 2

@@ -10,6 +10,8 @@ Outcomes are sorted by what the farm should do with them:
   global limiter): one worker sleeping alone would leave the others hammering the service.
 - 401 and 403 are `AuthRejected`, whose fix names the variable that holds the key: retrying
   cannot help, and every later case would fail the same way.
+- 402 is `CreditsExhausted`: the account cannot pay, so the run stops instead of failing
+  every remaining case one by one.
 - Any other 4xx is a `RemoteError`.
 
 The key lives in an `httpx.Auth` whose repr hides it and is masked out of every message this
@@ -31,7 +33,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from memeval.engines.base import EngineUnavailable
+from memeval.engines.base import CreditsExhausted, EngineUnavailable
 from memeval.errors import MemevalError
 
 log = logging.getLogger(__name__)
@@ -211,6 +213,11 @@ class Transport:
             raise AuthRejected(
                 f"{self.engine} {what}: {where} answered {status}{self._detail(response)}",
                 fix=f"set {self.key_env} to a valid key (with credit left) for {self.base_url}",
+            )
+        if status == 402:  # out of credit: no later case can pass, so the run stops
+            raise CreditsExhausted(
+                f"{self.engine}: {where} answered 402{self._detail(response)}; "
+                f"add credit to the account behind {self.key_env}"
             )
         if status not in RETRIED:
             raise RemoteError(
