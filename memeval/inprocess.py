@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Callable
 
 from memeval.engines.registry import create
-from memeval.llm.answer import answerer_for
+from memeval.llm.answer import PaidCalls, answerer_for
 from memeval.plan import RunPlan
 from memeval.results import CaseResult
 from memeval.runner import run_case
@@ -25,15 +25,17 @@ async def run_plan(
     concurrency: int = 8,
     on_result: Callable[[CaseResult], None] | None = None,
     redis_url: str | None = None,
+    ledger: PaidCalls | None = None,
 ) -> list[CaseResult]:
-    """`redis_url` is needed only when the plan sets rates or a budgeted model."""
+    """`redis_url` is needed only when the plan sets rates or a budgeted model; `ledger`
+    records its paid calls, as a farm worker does in the store."""
     gate = asyncio.Semaphore(concurrency)
     results: list[CaseResult] = []
     raw = create(plan.engine)
     try:
         async with (
             limited_engine(raw, plan.options.rates, redis_url or "") as engine,
-            answerer_for(plan.options.llm, redis_url=redis_url) as answerer,
+            answerer_for(plan.options.llm, redis_url=redis_url, ledger=ledger) as answerer,
         ):
 
             async def one(case_id: str, trial: int) -> None:

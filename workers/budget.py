@@ -1,14 +1,19 @@
 """Spending caps in integer micro-USD, held in Redis and shared by every worker.
 
 A paid call first holds its worst-case cost, then settles its true cost (or releases the hold
-when it fails). The checks and updates run inside Lua scripts, so two workers can never both
-take the last dollar. Holds carry a lease: a worker that dies mid-call does not pin the money
-forever, and its hold is then counted as spent because the call may have been billed.
+when it fails unbilled). The checks and updates run inside Lua scripts, so two workers can never
+both take the last dollar. Holds carry a lease: a worker that dies mid-call does not pin the
+money forever, and its hold is then counted as spent because the call may have been billed.
+
+Near the end, a caller may accept a smaller hold (asking the service for fewer tokens), so the
+last of the cap is used rather than left: each scope keeps the completion sizes of its settled
+calls, from which callers learn how small a hold can still carry a typical answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import secrets
 from enum import IntEnum
 from pathlib import Path
@@ -28,6 +33,8 @@ LEASE_S = 900.0
 MAX_POLL_S = 0.2
 STALE_US = 5_000_000
 """A waiter that has not polled for this long (25 polls) is gone, and leaves the queue."""
+SAMPLES = 500
+"""Completion sizes kept per scope: enough for a stable 95th percentile, bounded memory."""
 
 
 def usd_to_micros(usd: float) -> int:
@@ -70,6 +77,8 @@ class BudgetState(BaseModel):
     reserved_micros: int = 0
     calls: int = 0
     closed: str | None = None
+    overbilled_micros: int = 0  # billed above the holds: the service broke the holds' bound
+    overbilled_calls: int = 0
 
     @property
     def spent_usd(self) -> float:
@@ -82,7 +91,7 @@ class BudgetState(BaseModel):
 
 class Hold(BaseModel):
     id: str
-    amount_micros: int
+    amount_micros: int  # what was granted: the full amount asked, or less at the budget's tail
 
 
 class Budget:
@@ -103,20 +112,24 @@ class Budget:
     def _state_key(self, scope: str) -> str:
         return f"{self.prefix}budget:{scope}"
 
-    def _keys(self, *, queue: bool = False) -> list[str]:
+    def _keys(self, *extra: str) -> list[str]:
         keys: list[str] = []
         for scope in self.scopes:
             base = self._state_key(scope)
             keys += [base, f"{base}:holds", f"{base}:leases", f"{base}:lapsed"]
-            if queue:
-                keys += [f"{base}:queue", f"{base}:seen"]
+            keys += [f"{base}:{name}" for name in extra]
         return keys
 
-    async def open(self, scope: str, cap_micros: int, *, spent_micros: int = 0) -> BudgetState:
+    async def open(
+        self, scope: str, cap_micros: int, *, spent_micros: int = 0, raise_cap: bool = False
+    ) -> BudgetState:
         """Create `scope` with its cap; reopening (a resumed run) keeps the spend so far.
 
         `spent_micros` seeds a scope this Redis has never seen, for a resume whose earlier
-        spend is known only from its stored results; a live scope keeps its own count.
+        spend is known only from its paid-call records; a live scope keeps its own count, or
+        takes the records' figure when that is higher. `raise_cap` lifts the cap of a live
+        scope to `cap_micros` (a resume given a larger budget) and reopens it if it had closed
+        for want of money; a scope closed for any other reason stays closed.
         """
         if cap_micros <= 0:
             raise ValueError("a budget cap must be positive")
@@ -127,6 +140,13 @@ class Budget:
             pipe.hsetnx(key, "cap", cap_micros)
             pipe.hsetnx(key, "spent", spent_micros)
             await pipe.execute()
+        state = await self.state(scope)
+        if state.spent_micros < spent_micros:
+            await self.redis.hincrby(key, "spent", spent_micros - state.spent_micros)
+        if raise_cap and cap_micros > state.cap_micros:
+            await self.redis.hset(key, "cap", cap_micros)
+            if state.closed == "exhausted":
+                await self.redis.hdel(key, "closed", "closed_at")
         await self.redis.expire(key, KEY_TTL_S)
         return await self.state(scope)
 
@@ -142,23 +162,40 @@ class Budget:
             reserved_micros=int(fields.get("reserved", 0)),
             calls=int(fields.get("calls", 0)),
             closed=fields.get("closed"),
+            overbilled_micros=int(fields.get("overbilled", 0)),
+            overbilled_calls=int(fields.get("overbilled_calls", 0)),
         )
 
     async def try_reserve(
-        self, amount_micros: int, *, hold_id: str | None = None, lease_s: float = LEASE_S
+        self,
+        amount_micros: int,
+        *,
+        min_micros: int | None = None,
+        hold_id: str | None = None,
+        lease_s: float = LEASE_S,
     ) -> tuple[Verdict, Hold | None]:
         """One attempt. A caller that polls must keep its `hold_id`: that is its place in the
-        queue, which keeps later, smaller calls from overtaking it."""
-        hold = Hold(id=hold_id or secrets.token_hex(8), amount_micros=max(0, amount_micros))
-        verdict, _ = await self._reserve(
-            keys=self._keys(queue=True),
-            args=[hold.id, hold.amount_micros, int(lease_s * 1e6), KEY_TTL_S, STALE_US],
+        queue, which keeps later, smaller calls from overtaking it. With `min_micros` the
+        budget's tail may grant less than `amount_micros`, never less than `min_micros`."""
+        amount = max(0, amount_micros)
+        least = amount if min_micros is None else max(0, min(min_micros, amount))
+        hold_id = hold_id or secrets.token_hex(8)
+        verdict, granted = await self._reserve(
+            keys=self._keys("queue", "seen"),
+            args=[hold_id, amount, int(lease_s * 1e6), KEY_TTL_S, STALE_US, least],
         )
         result = Verdict(int(verdict))
-        return result, hold if result is Verdict.held else None
+        if result is not Verdict.held:
+            return result, None
+        return result, Hold(id=hold_id, amount_micros=int(granted))
 
     async def reserve(
-        self, amount_micros: int, *, max_wait_s: float = LEASE_S, lease_s: float = LEASE_S
+        self,
+        amount_micros: int,
+        *,
+        min_micros: int | None = None,
+        max_wait_s: float = LEASE_S,
+        lease_s: float = LEASE_S,
     ) -> Hold | None:
         """A hold, or None when the budget is spent. Waits while in-flight calls may settle for
         less than they hold, so that the cap is used up rather than refused early."""
@@ -167,7 +204,9 @@ class Budget:
         hold_id = secrets.token_hex(8)
         pause = 0.01
         while True:
-            verdict, hold = await self.try_reserve(amount_micros, hold_id=hold_id, lease_s=lease_s)
+            verdict, hold = await self.try_reserve(
+                amount_micros, min_micros=min_micros, hold_id=hold_id, lease_s=lease_s
+            )
             if verdict is Verdict.held:
                 return hold
             if verdict is Verdict.refused or loop.time() >= deadline:
@@ -175,11 +214,37 @@ class Budget:
             await asyncio.sleep(pause)
             pause = min(pause * 1.5, MAX_POLL_S)
 
-    async def settle(self, hold: Hold, actual_micros: int) -> None:
-        await self._settle(keys=self._keys(), args=[hold.id, max(0, actual_micros), "1"])
+    async def settle(
+        self, hold: Hold, actual_micros: int, *, completion_tokens: int | None = None
+    ) -> int:
+        """Count the call's true cost; returns how much it was billed above its hold (0 when
+        the hold held). `completion_tokens` teaches later holds their size."""
+        sample = "" if completion_tokens is None else str(max(0, completion_tokens))
+        _, over = await self._settle(
+            keys=self._keys("samples"),
+            args=[hold.id, max(0, actual_micros), "1", sample, SAMPLES, KEY_TTL_S],
+        )
+        return int(over)
+
+    async def settle_at_hold(self, hold: Hold) -> None:
+        """A call that may have been billed, with no word of what (its reply never came): it
+        counts in full, as a lapsed lease does."""
+        await self.settle(hold, hold.amount_micros)
 
     async def release(self, hold: Hold) -> None:
-        await self._settle(keys=self._keys(), args=[hold.id, 0, "0"])
+        await self._settle(
+            keys=self._keys("samples"), args=[hold.id, 0, "0", "", SAMPLES, KEY_TTL_S]
+        )
+
+    async def completion_tokens(self, quantile: float = 0.95, *, least: int = 1) -> int | None:
+        """The `quantile` of the completion sizes settled so far in the first scope, or None
+        while fewer than `least` calls have settled (too few to learn from)."""
+        raw = await self.redis.lrange(f"{self._state_key(self.scopes[0])}:samples", 0, -1)
+        sizes = sorted(int(v) for v in raw)
+        if len(sizes) < max(1, least):
+            return None
+        rank = max(0, math.ceil(quantile * len(sizes)) - 1)  # nearest rank
+        return sizes[rank]
 
     async def close(self, reason: str) -> None:
         """Stop every worker's next paid call, e.g. when the service says the key is spent."""

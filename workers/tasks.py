@@ -20,7 +20,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
 from memeval.engines.base import EngineUnavailable
-from memeval.llm.answer import answerer_for
+from memeval.llm.answer import PaidCalls, answerer_for
 from memeval.results import CaseResult
 from memeval.runner import run_case
 from memeval.runner.context import RunOptions
@@ -118,7 +118,11 @@ async def case_with_limits(job: CaseJob, redis_url: str) -> CaseResult:
     in the farm's Redis so every worker on every machine shares them."""
     async with (
         limited_engine(RUNTIME.engine(job.engine), job.options.rates, redis_url) as engine,
-        answerer_for(job.options.llm, redis_url=redis_url) as answerer,
+        answerer_for(
+            job.options.llm,
+            redis_url=redis_url,
+            ledger=PaidCalls(job.run_id, RUNTIME.store.record_paid_call),
+        ) as answerer,
     ):
         return await run_case(
             job.case,

@@ -53,14 +53,19 @@ def scope(run_id: str) -> str:
 
 
 def paid_so_far(store: Store, run_id: str, scopes: list[str]) -> int:
-    """What the stored results already paid from the run's budget: a sweep's budget is shared
-    by all its runs, so each of them counts. An embedded farm's Redis died with the last
-    session, so this is all a resume has to reopen the budget with."""
+    """What the run's paid calls already took from its budget: a sweep's budget is shared by
+    all its runs, so each of them counts. An embedded farm's Redis died with the last session,
+    so this is all a resume has to reopen the budget with. The paid-call records count every
+    attempt of every session, including calls cut off mid-flight (at their holds); the case
+    results keep only each case's latest attempt, and are read only for runs stored before
+    those records existed."""
     runs = [run_id]
     for each in scopes:
         if each.startswith(SWEEP_SCOPE):
             runs = sweep_runs(store, each.removeprefix(SWEEP_SCOPE))
-    return sum(r.answerer_usd_micros for each in runs for r in store.case_results(each))
+    recorded = store.paid_micros(runs)
+    stored = sum(r.answerer_usd_micros for each in runs for r in store.case_results(each))
+    return max(recorded, stored)
 
 
 def plan_models(

@@ -348,6 +348,7 @@ def _run_in_process(
 ) -> None:
     """The debugging path: the same runner in this process's event loop, same store."""
     from memeval.inprocess import run_plan
+    from memeval.llm.answer import PaidCalls
 
     if not jobs:
         return
@@ -367,8 +368,16 @@ def _run_in_process(
             out.print(f"{result.status.value:>6} {score:>5}  {result.case_id}#{result.trial}")
 
     cases = {job.case.id: job.case for job in jobs}
+    ledger = PaidCalls(run_id, store.record_paid_call)
     asyncio.run(
-        run_plan(plan, cases, concurrency=concurrency, on_result=landed, redis_url=redis_url)
+        run_plan(
+            plan,
+            cases,
+            concurrency=concurrency,
+            on_result=landed,
+            redis_url=redis_url,
+            ledger=ledger,
+        )
     )
 
 

@@ -1,7 +1,10 @@
 """The Answerer: a model answers one question from one memory pack, within rate and budget.
 
-Every attempt passes the global limiter and holds its worst-case cost in the budget first, so
-neither a crowd of workers nor a run of retries can overshoot. A refused hold makes the call
+Every attempt holds its cost in the budget first, takes its rate-limit slot last, right before
+the request goes out (so the service sees the limiter's spacing, not the budget's waits), and
+is written to the run's paid-call records before it is sent. A reply settles the hold at its
+bill; a refusal by the service releases it; a request that went out and never came back is
+counted at its hold, since the service may have billed it. A refused hold makes the call
 `skipped_budget`, and the answerer then starts no further paid call, so the run still ends
 cleanly and its report says what was covered.
 """
@@ -11,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from decimal import Decimal
 
 from pydantic import BaseModel
@@ -20,14 +24,27 @@ from redis.asyncio import Redis
 
 from memeval.errors import UsageError
 from memeval.llm.client import Completion, LlmClient
-from memeval.llm.errors import CreditsExhausted, RateLimited, Rejected, Transient
+from memeval.llm.errors import (
+    CreditsExhausted,
+    LlmError,
+    MaybeBilled,
+    RateLimited,
+    Rejected,
+    Transient,
+)
 from memeval.llm.prompt import PROMPT_VERSION, messages
 from memeval.llm.spec import LlmSpec
+from memeval.llm.tokens import prompt_tokens_bound
+from memeval.store.models import PaidCall, PaidState
 from workers.budget import Budget, Hold, connect_redis
 from workers.limiter import Limiter, RateKind, rate_for
 
 BACKOFF_S = 0.5
 BACKOFF_MAX_S = 30.0
+LEARN_AFTER = 20
+"""Settled calls needed before holds learn the completion size; until then every call holds
+the full `max_tokens`."""
+COMPLETION_QUANTILE = 0.95
 
 
 class AnswerResult(BaseModel):
@@ -43,6 +60,14 @@ class AnswerResult(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
+@dataclass(frozen=True)
+class PaidCalls:
+    """Where an answerer writes each paid call: the run it pays for, and the store's writer."""
+
+    run_id: str
+    record: Callable[[PaidCall], None]
+
+
 class Answerer:
     def __init__(
         self,
@@ -51,6 +76,7 @@ class Answerer:
         *,
         budget: Budget | None = None,
         limiter: Limiter | None = None,
+        ledger: PaidCalls | None = None,
     ) -> None:
         if spec.prompt_version != PROMPT_VERSION:
             raise UsageError(
@@ -64,6 +90,7 @@ class Answerer:
         self.client = client
         self.budget = budget
         self.limiter = limiter
+        self.ledger = ledger
         self.rate = rate_for(spec.rates, RateKind.model)
         self._spent_out = False
 
@@ -81,20 +108,24 @@ class Answerer:
         if self._spent_out:
             return AnswerResult(skipped_budget=True)
         chat = messages(question, pack)
+        prompt = prompt_tokens_bound(self.spec.model, chat)
         last = ""
         for attempt in range(self.spec.max_attempts):
-            if self.limiter is not None and self.rate is not None:
-                await self.limiter.acquire(self.rate, self.spec.model)
-            hold = None
+            hold: Hold | None = None
+            max_tokens = self.spec.max_tokens
             if self.budget is not None:
-                hold = await self.budget.reserve(self.spec.hold_micros(chat))
+                hold = await self._reserve(self.budget, prompt)
                 if hold is None:
                     self._spent_out = True
                     return AnswerResult(skipped_budget=True)
+                max_tokens = self._affordable(prompt, hold.amount_micros)
+                self._record(hold, PaidState.sent, hold.amount_micros)
+            sending = False
             try:
-                completion = await self.client.chat(
-                    self.spec.model, chat, max_tokens=self.spec.max_tokens
-                )
+                if self.limiter is not None and self.rate is not None:
+                    await self.limiter.acquire(self.rate, self.spec.model)
+                sending = True
+                completion = await self.client.chat(self.spec.model, chat, max_tokens=max_tokens)
             except CreditsExhausted as exc:
                 await self._release(hold)
                 await self._stop_paying(exc.message)
@@ -103,6 +134,10 @@ class Answerer:
                 await self._release(hold)
                 await self._wait_out_429(exc.retry_after or _backoff(attempt))
                 last = exc.message
+            except MaybeBilled as exc:
+                await self._count_at_hold(hold)
+                await asyncio.sleep(exc.retry_after or _backoff(attempt))
+                last = exc.message
             except Transient as exc:
                 await self._release(hold)
                 await asyncio.sleep(exc.retry_after or _backoff(attempt))
@@ -110,22 +145,66 @@ class Answerer:
             except Rejected as exc:
                 await self._release(hold)
                 return AnswerResult(error=exc.message)
-            except BaseException:
-                await self._release(hold)
+            except BaseException as exc:
+                answered = isinstance(exc, (LlmError, UsageError))  # the service said no
+                if sending and not answered:  # cancelled with the request out: maybe billed
+                    await self._count_at_hold(hold)
+                else:
+                    await self._release(hold)
                 raise
             else:
-                return await self._settle(hold, completion)
+                return await self._settle(hold, completion, max_tokens)
         return AnswerResult(error=f"gave up after {self.spec.max_attempts} attempts: {last}")
 
-    async def _settle(self, hold: Hold | None, completion: Completion) -> AnswerResult:
+    async def _reserve(self, budget: Budget, prompt: int) -> Hold | None:
+        """Hold the full cost of the call; at the budget's tail, accept a hold that still
+        covers the completion size most settled calls needed (the call then asks for fewer
+        tokens, so the service cannot bill past the hold)."""
+        full = self._micros(prompt, self.spec.max_tokens)
+        learned = await budget.completion_tokens(COMPLETION_QUANTILE, least=LEARN_AFTER)
+        least = full
+        if learned is not None and learned < self.spec.max_tokens:
+            least = self._micros(prompt, max(1, learned))
+        return await budget.reserve(full, min_micros=least)
+
+    def _micros(self, prompt: int, completion: int) -> int:
+        price = self.spec.price
+        return 0 if price is None else price.micros(prompt, completion)
+
+    def _affordable(self, prompt: int, granted: int) -> int:
+        """The most completion tokens a hold of `granted` pays for, up to `max_tokens`."""
+        top = self.spec.max_tokens
+        if self._micros(prompt, top) <= granted:
+            return top
+        low, high = 1, top  # micros(prompt, low) <= granted: the budget granted at least that
+        while low < high:
+            mid = (low + high + 1) // 2
+            if self._micros(prompt, mid) <= granted:
+                low = mid
+            else:
+                high = mid - 1
+        return low
+
+    async def _settle(
+        self, hold: Hold | None, completion: Completion, max_tokens: int
+    ) -> AnswerResult:
         cost = self._cost(completion)
         if self.budget is not None and hold is not None:
-            await self.budget.settle(hold, cost)
+            await asyncio.shield(
+                self.budget.settle(hold, cost, completion_tokens=completion.completion_tokens)
+            )
+            self._record(hold, PaidState.billed, cost, completion)
+        cut = max_tokens < self.spec.max_tokens and (
+            completion.truncated or completion.completion_tokens >= max_tokens
+        )
+        if cut:  # a tail answer cut short by the budget is not scored: the case is skipped
+            self._spent_out = True
         return AnswerResult(
-            text=completion.text,
+            text=None if cut else completion.text,
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
             usd_micros=cost,
+            skipped_budget=cut,
         )
 
     def _cost(self, completion: Completion) -> int:
@@ -136,9 +215,35 @@ class Answerer:
             return 0
         return self.spec.price.micros(completion.prompt_tokens, completion.completion_tokens)
 
+    def _record(
+        self, hold: Hold, state: PaidState, charged: int, completion: Completion | None = None
+    ) -> None:
+        if self.ledger is None:
+            return
+        self.ledger.record(
+            PaidCall(
+                call_id=hold.id,
+                run_id=self.ledger.run_id,
+                model=self.spec.model,
+                state=state,
+                held_micros=hold.amount_micros,
+                charged_micros=charged,
+                prompt_tokens=None if completion is None else completion.prompt_tokens,
+                completion_tokens=None if completion is None else completion.completion_tokens,
+            )
+        )
+
     async def _release(self, hold: Hold | None) -> None:
         if self.budget is not None and hold is not None:
             await asyncio.shield(self.budget.release(hold))
+            self._record(hold, PaidState.unbilled, 0)
+
+    async def _count_at_hold(self, hold: Hold | None) -> None:
+        """The request left and no reply came: the service may bill it, so it counts in full
+        (and stays in the paid-call records at its hold)."""
+        if self.budget is not None and hold is not None:
+            await asyncio.shield(self.budget.settle_at_hold(hold))
+            self._record(hold, PaidState.unknown, hold.amount_micros)
 
     async def _stop_paying(self, reason: str) -> None:
         """The service itself says the money is gone: stop every worker, not just this one."""
@@ -160,7 +265,9 @@ def _backoff(attempt: int) -> float:
 
 
 @asynccontextmanager
-async def open_answerer(spec: LlmSpec, *, redis_url: str | None = None) -> AsyncIterator[Answerer]:
+async def open_answerer(
+    spec: LlmSpec, *, redis_url: str | None = None, ledger: PaidCalls | None = None
+) -> AsyncIterator[Answerer]:
     """An answerer with its client, budget and limiter, closed on exit. Redis is needed only
     for budget scopes or rates; the key is read here, from this process's environment."""
     client = LlmClient(spec.base_url, timeout_s=spec.timeout_s)
@@ -177,6 +284,7 @@ async def open_answerer(spec: LlmSpec, *, redis_url: str | None = None) -> Async
             client,
             budget=Budget(redis, spec.budget_scopes) if redis and spec.budget_scopes else None,
             limiter=Limiter(redis) if redis and spec.rates else None,
+            ledger=ledger,
         )
     finally:
         await client.aclose()
@@ -186,11 +294,12 @@ async def open_answerer(spec: LlmSpec, *, redis_url: str | None = None) -> Async
 
 @asynccontextmanager
 async def answerer_for(
-    spec: LlmSpec | None, *, redis_url: str | None = None
+    spec: LlmSpec | None, *, redis_url: str | None = None, ledger: PaidCalls | None = None
 ) -> AsyncIterator[Answerer | None]:
-    """What a farm task wraps around `run_case`: no answerer when the run has no model."""
+    """What a farm task wraps around `run_case`: no answerer when the run has no model. With
+    a `ledger`, every paid call is also written to the run's records in the store."""
     if spec is None:
         yield None
         return
-    async with open_answerer(spec, redis_url=redis_url) as answerer:
+    async with open_answerer(spec, redis_url=redis_url, ledger=ledger) as answerer:
         yield answerer

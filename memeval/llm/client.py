@@ -14,10 +14,14 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, SecretStr
 
-from memeval.llm.errors import KEY_VARS, AuthError, Rejected, Transient, classify
+from memeval.llm.errors import KEY_VARS, AuthError, MaybeBilled, Rejected, Transient, classify
 
 OPENROUTER = "https://openrouter.ai/api/v1"
 BASE_URL_VAR = "MEMEVAL_LLM_BASE_URL"
+TIMEOUT_VAR = "MEMEVAL_MODEL_TIMEOUT"
+DEFAULT_TIMEOUT_S = 60.0
+UNSENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
+"""Failures before a byte of the request left: the service cannot have billed these."""
 
 
 def default_base_url() -> str:
@@ -54,6 +58,7 @@ class Completion(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None  # usage.cost when the service reports it
+    truncated: bool = False  # stopped by max_tokens (finish_reason `length`)
 
 
 class KeyInfo(BaseModel):
@@ -78,7 +83,7 @@ class LlmClient:
         self,
         base_url: str | None = None,
         *,
-        timeout_s: float = 60.0,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
         require_key: bool = True,
     ) -> None:
         """`require_key=False` is for the public endpoints (the model list) alone."""
@@ -123,6 +128,7 @@ class LlmClient:
                 prompt_tokens=int(usage.get("prompt_tokens") or 0),
                 completion_tokens=int(usage.get("completion_tokens") or 0),
                 cost_usd=float(usage["cost"]) if usage.get("cost") is not None else None,
+                truncated=choice.get("finish_reason") == "length",
             )
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise Transient(f"malformed completion: {type(exc).__name__}: {exc}") from None
@@ -153,10 +159,12 @@ class LlmClient:
     async def _request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:
             response = await self._http.request(method, path, **kwargs)
-        except httpx.TimeoutException:
-            raise Transient(f"{method} {path} timed out", status=408) from None
-        except httpx.TransportError as exc:
+        except UNSENT as exc:
             raise Transient(f"{method} {path} failed: {type(exc).__name__}") from None
+        except httpx.TimeoutException:
+            raise MaybeBilled(f"{method} {path} timed out", status=408) from None
+        except httpx.TransportError as exc:
+            raise MaybeBilled(f"{method} {path} failed: {type(exc).__name__}") from None
         try:
             body: Any = response.json()
         except ValueError:

@@ -44,6 +44,11 @@ class InFlightBudget(Transient):
     """402 with `limit_source` = in-flight budget: the balance is fine, calls are settling."""
 
 
+class MaybeBilled(Transient):
+    """The request went out and no answer came back (a read timeout, a dropped connection):
+    the service may have billed it, so its hold is counted as spent, never released."""
+
+
 class CreditsExhausted(LlmError):
     """402 (or a 403 naming a budget): the key or account cannot pay; no paid call may start."""
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memeval.llm.client import DEFAULT_TIMEOUT_S
 from memeval.llm.pricing import Price
-from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION, max_prompt_tokens
+from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION
+from memeval.llm.tokens import prompt_tokens_bound
 from workers.limiter import Rate
 
 
@@ -22,12 +24,14 @@ class LlmSpec(BaseModel):
     price: Price | None = Field(default=None, description="None: the service bills nothing.")
     budget_scopes: list[str] = Field(default_factory=list)
     rates: list[Rate] = Field(default_factory=list)
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0)
     max_attempts: int = Field(default=6, ge=1)
 
-    def hold_micros(self, chat: list[dict[str, str]]) -> int:
-        """The most this call can cost: every prompt token at its bound, every allowed token
-        of completion. Settling replaces it with the true cost."""
+    def hold_micros(self, chat: list[dict[str, str]], completion_tokens: int | None = None) -> int:
+        """The most this call can cost when sent with `max_tokens=completion_tokens` (by
+        default the run's own): every prompt token at its bound, every allowed completion
+        token. Settling replaces it with the true cost."""
         if self.price is None:
             return 0
-        return self.price.micros(max_prompt_tokens(chat), self.max_tokens)
+        tokens = self.max_tokens if completion_tokens is None else completion_tokens
+        return self.price.micros(prompt_tokens_bound(self.model, chat), tokens)

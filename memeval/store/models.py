@@ -63,6 +63,37 @@ class RunRecord(BaseModel):
     )
 
 
+class PaidState(StrEnum):
+    sent = "sent"  # on its way: counted at its hold until the bill is known
+    billed = "billed"  # answered, counted at its bill
+    unbilled = "unbilled"  # refused by the service before any work: counted at zero
+    unknown = "unknown"  # sent, never answered (a timeout, a dropped line): counted at its hold
+
+
+class PaidCall(BaseModel):
+    """One attempt at a paid model call, as the budget counted it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    call_id: str = Field(min_length=1, max_length=64)
+    run_id: str
+    model: str
+    state: PaidState
+    held_micros: int = Field(ge=0)
+    charged_micros: int = Field(ge=0)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @property
+    def overbilled_micros(self) -> int:
+        return max(0, self.charged_micros - self.held_micros)
+
+
+class Overbilling(NamedTuple):
+    calls: int
+    micros: int
+
+
 class UnknownRun(UsageError):
     """A run id that is not in the store, usually a typo in `--resume`."""
 

@@ -24,10 +24,18 @@ from memeval.errors import UsageError
 from memeval.results import CaseResult, CaseStatus
 from memeval.store.convert import case_values, check_values, probe_values, run_record
 from memeval.store.engine import WRITE, create_schema, make_engine
-from memeval.store.models import CaseKey, PlannedCase, RunRecord, RunStatus, UnknownRun
+from memeval.store.models import (
+    CaseKey,
+    Overbilling,
+    PaidCall,
+    PlannedCase,
+    RunRecord,
+    RunStatus,
+    UnknownRun,
+)
 from memeval.store.scrub import scrub_secrets
 from memeval.store.settings import database_url
-from memeval.store.tables import CaseRow, CheckRow, ProbeRow, RunRow, utcnow
+from memeval.store.tables import CaseRow, CheckRow, PaidCallRow, ProbeRow, RunRow, utcnow
 
 LOST_REASON = "the worker stopped before it reported a result"
 _CASE_KEY = ("run_id", "case_id", "trial")
@@ -335,6 +343,44 @@ class Store:
                 if session.execute(stmt).first() is not None:
                     marked.append(key)
             return marked
+
+    # ---- paid model calls ----------------------------------------------------------------
+
+    def record_paid_call(self, call: PaidCall) -> None:
+        """Write or correct one paid call, keyed by its id, so writing it again changes nothing."""
+        now = utcnow()
+        values = call.model_dump(mode="json") | {"created_at": now, "updated_at": now}
+        with self._write() as session:
+            stmt = _insert(session, PaidCallRow).values(values)
+            kept = ("call_id", "run_id", "created_at")
+            session.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["call_id"],
+                    set_={k: stmt.excluded[k] for k in values if k not in kept},
+                )
+            )
+
+    def paid_micros(self, run_ids: Sequence[str]) -> int:
+        """What these runs' paid calls count against a budget: bills where known, holds where
+        the bill never came."""
+        with self._read() as session:
+            total = session.exec(
+                select(func.coalesce(func.sum(PaidCallRow.charged_micros), 0)).where(
+                    col(PaidCallRow.run_id).in_(run_ids)
+                )
+            ).one()
+            return int(total)
+
+    def overbilling(self, run_id: str) -> Overbilling:
+        """The run's calls billed above their holds, and by how much in all."""
+        excess = PaidCallRow.charged_micros - PaidCallRow.held_micros
+        with self._read() as session:
+            calls, micros = session.exec(
+                select(func.count(), func.coalesce(func.sum(excess), 0)).where(
+                    PaidCallRow.run_id == run_id, excess > 0
+                )
+            ).one()
+            return Overbilling(int(calls), int(micros))
 
 
 def open_store(url: str | None = None) -> Store:

@@ -153,4 +153,33 @@ class CheckRow(SQLModel, table=True):
     status: str = Field(sa_type=String(32))
 
 
-TABLES = [RunRow.__table__, CaseRow.__table__, ProbeRow.__table__, CheckRow.__table__]
+class PaidCallRow(SQLModel, table=True):
+    """One paid model call, written before it is sent and corrected once its bill is known.
+
+    A case result holds only its latest attempt's spend, and a case cut short holds none, so a
+    run's spend is the sum of these rows: it survives every overwrite and every crash mid-call.
+    No foreign key: the row must land even while its case has no result yet.
+    """
+
+    __tablename__ = "paid_calls"
+    __table_args__ = (Index("ix_paid_calls_run", "run_id"),)
+
+    call_id: str = Field(primary_key=True, sa_type=String(64))
+    run_id: str = Field(sa_type=String(200))
+    model: str
+    state: str = Field(sa_type=String(32))
+    held_micros: int
+    charged_micros: int  # what counts against the budget: the hold until the bill is known
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    created_at: datetime = Field(sa_type=UtcDateTime)
+    updated_at: datetime = Field(sa_type=UtcDateTime)
+
+
+TABLES = [
+    RunRow.__table__,
+    CaseRow.__table__,
+    ProbeRow.__table__,
+    CheckRow.__table__,
+    PaidCallRow.__table__,
+]

@@ -1,16 +1,23 @@
--- Hold ARGV[2] micro-USD against every budget scope at once, or against none.
+-- Hold up to ARGV[2] micro-USD, and at least ARGV[6], against every budget scope at once, or
+-- against none.
 -- KEYS     six per scope: state hash, holds hash (id -> amount), leases zset (id -> deadline),
 --          lapsed hash (id -> amount; holds whose worker vanished), queue zset (id -> first
 --          wait), seen hash (id -> last poll)
 -- ARGV[1]  hold id, the same on every poll; ARGV[2] amount (integer micro-USD);
---          ARGV[3] lease (us); ARGV[4] key TTL (s); ARGV[5] a waiter silent this long (us) left
--- Returns {1, 0} held; {0, i} wait: scope i's in-flight holds fill the room (settling them may
--- free it), or an older caller is waiting first; {-1, i} refused: scope i is closed, or its
--- settled spend leaves no room, which closes it so that no later, smaller call sneaks in.
+--          ARGV[3] lease (us); ARGV[4] key TTL (s); ARGV[5] a waiter silent this long (us) left;
+--          ARGV[6] the smallest hold the caller can use (its call then asks for fewer tokens)
+-- While the settled spend leaves room for the full amount, only the full amount is held
+-- (waiting for in-flight holds to settle if need be); once it does not, the tail of the budget
+-- is handed out whole to one caller at a time, as long as it covers the smallest hold.
+-- Returns {1, held} held; {0, i} wait: scope i's in-flight holds fill the room (settling them
+-- may free it), or an older caller is waiting first; {-1, i} refused: scope i is closed, or
+-- its settled spend leaves less than the smallest hold, which closes it so that no later,
+-- smaller call sneaks in.
 redis.replicate_commands()
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local id, amount, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[4]
+local least = math.min(tonumber(ARGV[6] or ARGV[2]), amount)
 local stale = now - tonumber(ARGV[5])
 local scopes = #KEYS / 6
 local function key(i, k) return KEYS[6*i+k] end
@@ -38,6 +45,7 @@ for i = 0, scopes - 1 do
 end
 
 local wait = -1
+local grant = amount
 for i = 0, scopes - 1 do
   local state = key(i, 1)
   local v = redis.call('HMGET', state, 'cap', 'spent', 'reserved', 'closed')
@@ -49,12 +57,18 @@ for i = 0, scopes - 1 do
     leave_queues()
     return {-1, i}
   end
-  if spent + amount > cap then
+  if spent + least > cap then
     redis.call('HSET', state, 'closed', 'exhausted', 'closed_at', t[1])
     leave_queues()
     return {-1, i}
   end
-  if wait < 0 and spent + reserved + amount > cap then
+  local free = cap - spent - reserved
+  local need = amount
+  if spent + amount > cap then
+    need = least
+    grant = math.min(grant, free)
+  end
+  if wait < 0 and free < need then
     wait = i
   end
 end
@@ -91,11 +105,11 @@ end
 
 leave_queues()
 for i = 0, scopes - 1 do
-  redis.call('HINCRBY', key(i, 1), 'reserved', amount)
-  redis.call('HSET', key(i, 2), id, amount)
+  redis.call('HINCRBY', key(i, 1), 'reserved', grant)
+  redis.call('HSET', key(i, 2), id, grant)
   redis.call('ZADD', key(i, 3), now + tonumber(ARGV[3]), id)
   for k = 1, 4 do
     redis.call('EXPIRE', key(i, k), ttl)
   end
 end
-return {1, 0}
+return {1, grant}
