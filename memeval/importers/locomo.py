@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import IntEnum
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memeval.errors import SuiteError
 from memeval.importers.pinning import Pin
+from memeval.suites.scenario import FreeTurn, Probe, Scenario, Style, Thread
 
 PINS = (
     Pin(
@@ -206,3 +207,62 @@ def _question(raw: RawQA, known: set[str]) -> LocomoQuestion:
         evidence=evidence,
         category=raw.category,
     )
+
+
+def turn_id(dia_id: str) -> str:
+    """A dialog id as a case id: `D1:3` -> `D1-3` (ids in cases allow no colon)."""
+    return dia_id.replace(":", "-")
+
+
+def scenario(conv: Conversation) -> Scenario:
+    """One conversation, one scenario: each session a thread loaded in bulk at its recorded
+    date, each question a probe that asks without being written to memory. An adversarial
+    question is an abstention probe: nothing in the conversation answers it as asked."""
+    start = min(s.at for s in conv.sessions)
+    threads = [
+        Thread(
+            id=f"session-{s.number}",
+            day=(s.at.date() - start.date()).days,
+            start=s.at.time(),
+            bulk=True,
+            turns=[
+                FreeTurn(
+                    id=turn_id(t.id),
+                    speaker=t.speaker,
+                    text=t.text or "(no words)",
+                    at=s.at + timedelta(minutes=i),
+                )
+                for i, t in enumerate(s.turns)
+            ],
+        )
+        for s in conv.sessions
+    ]
+    probes = [_probe(n, qa) for n, qa in enumerate(conv.questions) if _askable(qa)]
+    a, b = conv.speakers
+    return Scenario(
+        name=f"locomo-{conv.id}",
+        title=f"LoCoMo {conv.id}: {a} and {b}",
+        about="A LoCoMo conversation from the user's own copy of the benchmark.",
+        start=start.date(),
+        log_probes=False,
+        threads=threads,
+        probes=probes,
+    )
+
+
+def _askable(qa: LocomoQuestion) -> bool:
+    return qa.category is Category.adversarial or bool(qa.answer and qa.answer.strip())
+
+
+def _probe(n: int, qa: LocomoQuestion) -> Probe:
+    common: dict[str, Any] = {
+        "id": f"q{n + 1}",
+        "question": qa.question,
+        "style": Style.paraphrase,  # questions reword what was said
+        "evidence": [turn_id(e) for e in qa.evidence],
+        "tags": [f"category:{qa.category.tag}"],
+    }
+    if qa.category is Category.adversarial:
+        return Probe(abstain=True, **common)
+    assert qa.answer is not None
+    return Probe(expect=[qa.answer.strip()], answer=qa.answer.strip(), **common)

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from memeval.errors import UsageError
+from memeval.importers import sources
 from memeval.suites.fixture import Dimension, Fixture
 from memeval.suites.loader import Located, load_paths
 from memeval.suites.scenario import Scenario, Style
@@ -42,11 +43,17 @@ class Suite(BaseModel):
 
 
 def resolve(spec: str) -> Suite:
-    """`lifecycle`, `dimensions`, `all`, or a path to a file or folder of the user's own cases."""
+    """`lifecycle`, `dimensions`, `all`, `locomo:PATH` / `longmemeval:PATH` (a benchmark read
+    from the user's copy), or a path to a file or folder of the user's own cases."""
     if spec == "all":
         return Suite(name="all", cases=load_paths(fixtures_root() / n for n in BUILTIN))
     if spec in BUILTIN:
         return Suite(name=spec, cases=load_paths([fixtures_root() / spec]))
+    if (benchmark := sources.parse(spec)) is not None:  # locomo:PATH, longmemeval:PATH
+        cases = sources.load(*benchmark)
+        return Suite(
+            name=spec, cases=[Located(case=c, path=str(benchmark[1]), line=0) for c in cases]
+        )
     path = Path(spec)
     if not path.exists():
         raise UsageError(

@@ -1,0 +1,64 @@
+"""`--suite locomo:PATH` and `--suite longmemeval:PATH`: a benchmark file read at run time.
+
+The one hook the suite catalogue calls: a spec naming a known benchmark becomes its cases,
+built in memory from the user's copy after its hash is checked. A hash that is not pinned is
+printed as a warning on stderr and the run goes on.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from memeval.errors import UsageError
+from memeval.importers import locomo, longmemeval
+from memeval.importers.pinning import Pin, check_pins, sha256_of
+from memeval.suites.scenario import Scenario
+
+
+def _locomo(path: Path) -> list[Scenario]:
+    return [locomo.scenario(conv) for conv in locomo.read(path)]
+
+
+def _longmemeval(path: Path) -> list[Scenario]:
+    return [longmemeval.scenario(inst, path, n) for n, inst in enumerate(longmemeval.read(path))]
+
+
+BENCHMARKS: dict[str, tuple[Callable[[Path], list[Scenario]], tuple[Pin, ...]]] = {
+    "locomo": (_locomo, locomo.PINS),
+    "longmemeval": (_longmemeval, longmemeval.PINS),
+}
+
+
+def parse(spec: str) -> tuple[str, Path] | None:
+    """`NAME:PATH` for a known benchmark name, else None (an ordinary suite spec)."""
+    name, colon, rest = spec.partition(":")
+    if not colon or name not in BENCHMARKS:
+        return None
+    if not rest:
+        raise UsageError(
+            f"`--suite {spec}` names no file", fix=f"write {name}:PATH to your local copy"
+        )
+    path = Path(rest).expanduser()
+    if not path.is_file():
+        raise UsageError(
+            f"{name} file `{rest}` does not exist",
+            fix=f"give the path of your own copy of the {name} data (it is not shipped)",
+        )
+    return name, path
+
+
+def warning(name: str, path: Path) -> str | None:
+    pins = BENCHMARKS[name][1]
+    if pins:
+        return check_pins(path, pins)
+    return f"{path}: no pinned sha256 is known for {name}; this copy's is {sha256_of(path)}"
+
+
+def load(name: str, path: Path) -> list[Scenario]:
+    """The benchmark's cases, after its hash is checked (a mismatch only warns, on stderr)."""
+    note = warning(name, path)
+    if note:
+        print(f"warning: {note}", file=sys.stderr)
+    return BENCHMARKS[name][0](path)
