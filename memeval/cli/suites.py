@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from memeval.errors import UsageError
+from memeval.importers import sources
 from memeval.suites.catalog import count, resolve
 from memeval.suites.loader import CASE_ADAPTER, load_paths
 
@@ -60,3 +62,19 @@ def validate(
 def schema() -> None:
     """Print the JSON Schema of one suite document (a scenario or a fixture) for editors."""
     print(json.dumps(CASE_ADAPTER.json_schema(), indent=2))
+
+
+@app.command("import")
+def import_(
+    benchmark: Annotated[str, typer.Argument(help="locomo or longmemeval.")],
+    path: Annotated[Path, typer.Argument(help="Your local copy of the benchmark's file.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the cases into.")],
+) -> None:
+    """Write a public benchmark's cases as YAML files, to read them or run them as a folder."""
+    source = sources.parse(f"{benchmark}:{path}")
+    if source is None:
+        raise UsageError(
+            f"unknown benchmark `{benchmark}`", fix=f"use one of: {', '.join(sources.BENCHMARKS)}"
+        )
+    written = sources.write(sources.load(*source), out_dir)
+    out.print(f"[green]wrote[/] {len(written)} cases to {out_dir}")

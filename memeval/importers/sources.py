@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import yaml
+
 from memeval.errors import UsageError
 from memeval.importers import locomo, longmemeval
 from memeval.importers.pinning import Pin, check_pins, sha256_of
@@ -62,3 +64,20 @@ def load(name: str, path: Path) -> list[Scenario]:
     if note:
         print(f"warning: {note}", file=sys.stderr)
     return BENCHMARKS[name][0](path)
+
+
+def write(cases: list[Scenario], folder: Path) -> list[Path]:
+    """One YAML file per case, in the shape `memeval suites validate` and `--suite` read."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create `{folder}`: {exc}", fix="give a writable folder") from None
+    paths = []
+    for case in cases:
+        data = {"kind": case.kind, **case.model_dump(mode="json", exclude_defaults=True)}
+        target = folder / f"{case.name}.yaml"
+        target.write_text(
+            yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
+        )
+        paths.append(target)
+    return paths
