@@ -12,6 +12,7 @@ instead (byte-level tokenizers never make more tokens than UTF-8 bytes): looser,
 from __future__ import annotations
 
 import re
+import warnings
 from functools import cache
 from typing import Protocol
 
@@ -38,7 +39,9 @@ def _encoding(name: str) -> _Encoding | None:
         import bpe_openai
     except ImportError:
         return None
-    return bpe_openai.get_encoding(name)  # type: ignore[no-any-return]
+    with warnings.catch_warnings():  # its data loader uses a deprecated importlib call
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return bpe_openai.get_encoding(name)  # type: ignore[no-any-return]
 
 
 def prompt_tokens_bound(model: str, chat: list[dict[str, str]]) -> int:

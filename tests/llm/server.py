@@ -4,10 +4,19 @@ It answers extractively from the pack in the prompt (so grading has something re
 reports `usage.cost` in USD like OpenRouter, and serves GET /key and GET /models. Faults are
 queued with `inject` and consumed one per chat call: 429 with Retry-After, 402 (in-flight or
 hard), 403, 408, 5xx, slow replies, and an error inside an HTTP 200.
+
+Its billing log (`calls`, with each request's arrival time in `arrivals`) is the truth the
+budget tests measure against. Like a real service it bills a slow reply whose client has
+already hung up, and it stops a completion at `max_tokens` with `finish_reason: length`.
+Models named `openai/...` count prompt tokens as OpenAI documents for its chat models (the
+`o200k_base` encoding, three tokens per message plus its role, three priming the reply); the
+others count a token per four characters. `surcharge_micros` makes it bill more than its prices
+say, as a service with a stale price list would.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import math
@@ -16,8 +25,11 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import bpe_openai
 
 from memeval.scoring.pack import extractive_answer, units
 
@@ -57,6 +69,8 @@ class Call:
     completion_tokens: int
     cost_micros: int
     authorization: str
+    max_tokens: int = 0
+    arrived: float = 0.0  # time.monotonic() when the request came in
 
 
 class FakeOpenRouter:
@@ -69,8 +83,11 @@ class FakeOpenRouter:
         key: str | None = KEY,
         limit_remaining: float | None = None,
         delay: float = 0.0,
+        surcharge_micros: int = 0,
     ) -> None:
         self.prices = prices or {"test/cheap": (1, 2), "test/dear": (3, 6)}
+        self.surcharge_micros = surcharge_micros
+        self.arrivals: list[float] = []
         self.key = key
         self.limit_remaining = limit_remaining
         self.delay = delay
@@ -111,8 +128,10 @@ class FakeOpenRouter:
         return self.key is None or header == f"Bearer {self.key}"
 
     def chat(self, body: dict[str, Any], authorization: str) -> tuple[int, dict[str, Any], dict]:
+        arrived = time.monotonic()
         with self.lock:
             self.attempts += 1
+            self.arrivals.append(arrived)
             fault = self.faults.popleft() if self.faults else None
         time.sleep(fault.delay if fault else self.delay)
         if fault is not None and (fault.status != 200 or fault.error200):
@@ -120,14 +139,26 @@ class FakeOpenRouter:
         model = body["model"]
         if model not in self.prices:
             return 400, {"error": {"code": 400, "message": f"{model} is not a valid model ID"}}, {}
-        text = "".join(m["content"] for m in body["messages"])
-        prompt_tokens = math.ceil(len(text) / 4) + 4 * len(body["messages"])
+        prompt_tokens = _prompt_tokens(model, body["messages"])
         answer = _answer(body["messages"][-1]["content"])
-        completion_tokens = min(body["max_tokens"], math.ceil(len(answer) / 4) + 1)
+        completion_tokens = math.ceil(len(answer) / 4) + 1
+        finish = "stop"
+        if completion_tokens > body["max_tokens"]:
+            completion_tokens, finish = body["max_tokens"], "length"
+            answer = answer[: 4 * max(0, completion_tokens - 1)]
         p, c = self.prices[model]
-        cost = prompt_tokens * p + completion_tokens * c
+        cost = prompt_tokens * p + completion_tokens * c + self.surcharge_micros
+        call = Call(
+            model,
+            prompt_tokens,
+            completion_tokens,
+            cost,
+            authorization,
+            max_tokens=body["max_tokens"],
+            arrived=arrived,
+        )
         with self.lock:
-            self.calls.append(Call(model, prompt_tokens, completion_tokens, cost, authorization))
+            self.calls.append(call)
         return (
             200,
             {
@@ -136,7 +167,7 @@ class FakeOpenRouter:
                 "choices": [
                     {
                         "index": 0,
-                        "finish_reason": "stop",
+                        "finish_reason": finish,
                         "message": {"role": "assistant", "content": answer},
                     }
                 ],
@@ -242,6 +273,29 @@ def _fault_reply(fault: Fault) -> tuple[int, dict[str, Any], dict]:
     message = {402: "Insufficient credits", 429: "Rate limit exceeded"}.get(fault.status, "failed")
     body = {"error": {"code": fault.status, "message": message, "metadata": fault.metadata}}
     return fault.status, body, headers
+
+
+def busiest_window(times: list[float], seconds: float = 1.0) -> int:
+    """The most arrivals in any window of `seconds` (half-open), sliding over every arrival."""
+    ordered = sorted(times)
+    return max(
+        (bisect.bisect_left(ordered, t + seconds) - i for i, t in enumerate(ordered)), default=0
+    )
+
+
+@cache
+def _o200k() -> Any:
+    return bpe_openai.get_encoding("o200k_base")  # builds its tables anew on every call
+
+
+def _prompt_tokens(model: str, chat: list[dict[str, str]]) -> int:
+    if model.startswith("openai/"):
+        encoding = _o200k()
+        per_message = (3 + len(encoding.encode_ordinary(m["role"])) for m in chat)
+        content = (len(encoding.encode_ordinary(m["content"])) for m in chat)
+        return sum(per_message) + sum(content) + 3
+    text = "".join(m["content"] for m in chat)
+    return math.ceil(len(text) / 4) + 4 * len(chat)
 
 
 def _answer(user: str) -> str:
