@@ -405,6 +405,11 @@ def _outcomes(pool: dict[str, list[CaseResult]], ids: list[str]) -> Outcome:
             if p.scored:
                 key = (case.case_id, f"probes · pack hit · {p.phase.value}", p.probe)
                 out.setdefault(key, (p.question, []))[1].append(p.hit)
+                # Each tag is its own scope too, so a comparison says which kind of question
+                # (category, difficulty) moved.
+                for tag in p.tags:
+                    key = (case.case_id, f"probes · tag {tag}", f"{p.probe} · {p.phase.value}")
+                    out.setdefault(key, (p.question, []))[1].append(p.hit)
         for index, ch in enumerate(case.checks):
             key = (case.case_id, f"checks · {case.dimension or case.kind}", f"#{index}")
             text = f"query {ch.query} {ch.kind}: {ch.value}"

@@ -17,6 +17,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from memeval.report.caveats import infra_note, partial_note
 from memeval.report.compare import RULE, CompareReport
 from memeval.report.intervals import RunIntervals, run_intervals
 from memeval.report.scorecard import COMPOSITE, PACK_HIT
@@ -28,6 +29,7 @@ from memeval.report.tables import (
     latency_rows,
     scenario_name,
     status_counts,
+    tag_rows,
 )
 from memeval.results import CaseResult, CaseStatus, Phase, QueryLog, RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
@@ -86,6 +88,7 @@ def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str
         f"engine {report.engine} · suite {report.suite} · run {report.run_id} · "
         f"started {report.started_at:%Y-%m-%d %H:%M} UTC · cases: {status_counts(report.cases)}"
         + (f" · {len(report.missing)} missing" if report.missing else "")
+        + "".join(f" · {note}" for note in (partial_note(report), infra_note(report)) if note)
     )
     return page(f"memeval run {report.label}", subtitle, run_data(report, ci))
 
@@ -94,8 +97,9 @@ def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
     def interval(name: str) -> dict[str, Any]:
         return ci.intervals.get(name, Interval(value=None)).model_dump()
 
+    mark = " (partial)" if report.partial else ""
     headline = [
-        {"name": name, "title": title, **interval(name)}
+        {"name": name, "title": title + mark, **interval(name)}
         | {"spread": spread.model_dump() if (spread := ci.trials.get(name)) else None}
         for name, title in ((COMPOSITE, "composite"), (PACK_HIT, "pack hit"))
         if interval(name)["value"] is not None
@@ -114,6 +118,7 @@ def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
         "latency": [r.model_dump() for r in latency_rows(report.cases)],
         "cost": [r.model_dump() for r in cost_rows(report.cases)],
         "accuracy": [r.model_dump() for r in accuracy],
+        "tags": [r.model_dump() for r in tag_rows(report.cases)],
         "kpis": [
             k.model_dump() | {"low": interval(k.name)["low"], "high": interval(k.name)["high"]}
             for k in report.kpis
@@ -166,6 +171,12 @@ def items(case: CaseResult) -> list[dict[str, Any]]:
             "model answer": p.model_answer or "",
             "model right": _flag(p.model_ok),
             "captured": _flag(p.captured),
+            "tags": ", ".join(p.tags),
+            "abstain probe": "true" if p.abstain else "",
+            "evidence found": f"{len(p.evidence_found)}/{len(p.evidence)}" if p.evidence else "",
+            "evidence rank": "" if p.evidence_rank is None else str(p.evidence_rank),
+            "F1": "" if p.extractive_f1 is None else f"{p.extractive_f1:.2f}",
+            "judge": _flag(p.judge_ok) + (f" ({p.judge_note})" if p.judge_note else ""),
             "pack tokens": str(p.pack_tokens),
             "error": p.error or "",
         }

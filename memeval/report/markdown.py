@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import re
 
+from memeval.report.caveats import infra_note, partial_note
 from memeval.report.intervals import RunIntervals, run_intervals
 from memeval.report.scorecard import COMPOSITE, PACK_HIT
 from memeval.report.stats import Interval, Spread
 from memeval.report.tables import (
     AccuracyRow,
     accuracy_rows,
+    check_tag_rows,
     latency_rows,
     misses,
     status_counts,
     style_rows,
+    tag_rows,
     usage,
 )
 from memeval.results import RunReport
@@ -98,8 +101,13 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
         + (f" over {trials} trials" if trials > 1 else "")
         + (f"; {len(report.missing)} missing." if report.missing else ".")
     )
+    partial, infra = partial_note(report, every=True), infra_note(report)
+    if partial is not None:
+        out += ["", f"**P{partial[1:]}.** Resume the run to score them."]
+    if infra is not None:
+        out += ["", f"I{infra[1:]}."]
     sections = [
-        _headline(ci_),
+        _headline(ci_, report.partial),
         _dimensions(report, ci_),
         _accuracy(report),
         _latency(report),
@@ -113,13 +121,14 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _headline(ci_: RunIntervals) -> list[str]:
+def _headline(ci_: RunIntervals, partial: bool = False) -> list[str]:
     lines = []
     for name, title in ((COMPOSITE, "Composite"), (PACK_HIT, "Pack hit")):
         interval = ci_.intervals.get(name)
         if interval is None or interval.value is None:
             continue
-        line = f"- **{title} {pct(interval.value)}** (95% CI {ci(interval)}, n={interval.n})"
+        line = f"- **{title} {pct(interval.value)}**" + (" (partial)" if partial else "")
+        line += f" (95% CI {ci(interval)}, n={interval.n})"
         if name in ci_.trials:
             line += f"; across trials {sd(ci_.trials[name])}"
         lines.append(line)
@@ -167,6 +176,8 @@ _ACCURACY = [
     "MRR",
     "fresh first",
     "leaks",
+    "F1",
+    "evidence",
 ]
 
 
@@ -183,6 +194,8 @@ def _accuracy_cells(row: AccuracyRow) -> list[str]:
         number(row.mrr, "score"),
         pct(row.fresh_first),
         f"{row.leaks}/{row.leak_checks}" if row.leak_checks else DASH,
+        number(row.f1, "score"),
+        pct(row.evidence),
     ]
 
 
@@ -191,7 +204,7 @@ def _accuracy(report: RunReport) -> list[str]:
     if not rows:
         return []
     styles = [_accuracy_cells(r) for r in style_rows(report.cases)]
-    return [
+    out = [
         "## Accuracy by scenario and phase",
         "",
         *table(_ACCURACY, [_accuracy_cells(r) for r in rows]),
@@ -200,6 +213,18 @@ def _accuracy(report: RunReport) -> list[str]:
         "",
         *table(["style", *_ACCURACY[1:]], styles),
     ]
+    tags = [_accuracy_cells(r) for r in tag_rows(report.cases)]
+    if tags:
+        out += ["", "## Scores by probe tag", "", *table(["tag", *_ACCURACY[1:]], tags)]
+    checks = [[r.tag, str(r.checks), pct(r.passed)] for r in check_tag_rows(report.cases)]
+    if checks:
+        out += [
+            "",
+            "## Fixture checks by query tag",
+            "",
+            *table(["tag", "checks", "passed"], checks),
+        ]
+    return out
 
 
 def _latency(report: RunReport) -> list[str]:

@@ -33,6 +33,8 @@ class AccuracyRow(Row):
     fresh_first: float | None
     leaks: int
     leak_checks: int
+    f1: float | None = None  # mean token F1 of the extractive answer
+    evidence: float | None = None  # evidence recall over probes that name evidence
 
 
 class LatencyRow(Row):
@@ -89,6 +91,10 @@ def _share(flags: Iterable[bool]) -> float | None:
     return sum(items) / len(items) if items else None
 
 
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
 def status_counts(cases: list[CaseResult]) -> str:
     """E.g. "60 done, 2 error"."""
     counts = Counter(c.status.value for c in cases)
@@ -101,7 +107,7 @@ def scenario_name(case_id: str) -> str:
 
 def accuracy_row(name: str, phase: str, probes: list[ProbeResult]) -> AccuracyRow:
     scored = [p for p in probes if p.scored]
-    leak = [p for p in probes if p.forbidden]
+    leak = [p for p in probes if p.forbidden and not p.abstain]
     return AccuracyRow(
         name=name,
         phase=phase,
@@ -114,6 +120,8 @@ def accuracy_row(name: str, phase: str, probes: list[ProbeResult]) -> AccuracyRo
         fresh_first=_share(bool(p.fresh_first) for p in scored if p.fresh_first is not None),
         leaks=sum(bool(p.leaked) for p in leak),
         leak_checks=len(leak),
+        f1=_mean([p.extractive_f1 for p in scored if p.extractive_f1 is not None]),
+        evidence=_share(bool(p.evidence_recalled) for p in scored if p.evidence),
     )
 
 
@@ -146,6 +154,36 @@ def style_rows(cases: list[CaseResult]) -> list[AccuracyRow]:
     probes = [p for c in cases if c.kind == "scenario" for p in c.probes]
     styles = sorted({p.style for p in probes})
     return [accuracy_row(s, ALL, [p for p in probes if p.style == s]) for s in styles]
+
+
+def tag_rows(cases: list[CaseResult]) -> list[AccuracyRow]:
+    """One row per probe tag (`category:temporal`...), both phases pooled; a probe with
+    several tags counts in each of them."""
+    probes = [p for c in cases if c.kind == "scenario" for p in c.probes]
+    tags = sorted({t for p in probes for t in p.tags})
+    return [accuracy_row(t, ALL, [p for p in probes if t in p.tags]) for t in tags]
+
+
+class CheckTagRow(Row):
+    tag: str
+    checks: int
+    passed: float | None
+
+
+def check_tag_rows(cases: list[CaseResult]) -> list[CheckTagRow]:
+    """Fixture queries by tag: the share of their checks passed."""
+    by_tag: dict[str, list[bool]] = defaultdict(list)
+    for case in cases:
+        if case.kind != "fixture":
+            continue
+        tags = {q.query: q.tags for q in case.queries}
+        for check in case.checks:
+            for tag in tags.get(check.query, []):
+                by_tag[tag].append(check.ok)
+    return [
+        CheckTagRow(tag=t, checks=len(flags), passed=_share(flags))
+        for t, flags in sorted(by_tag.items())
+    ]
 
 
 def latency_rows(cases: list[CaseResult]) -> list[LatencyRow]:

@@ -86,7 +86,9 @@ def kpis(cases: list[CaseResult]) -> list[Kpi]:
     probes = _probes(cases)
     recall = [p for p in probes if p.phase is Phase.recall]
     synthesis = [p for p in probes if p.phase is Phase.synthesis]
-    leak_checks = [p for c in cases for p in c.probes if p.forbidden]
+    # An abstain probe's `forbidden` strings are tempting wrong answers, not another tenant's
+    # data: they are graded through its answers, not counted as leaks.
+    leak_checks = [p for c in cases for p in c.probes if p.forbidden and not p.abstain]
 
     def hits(ps: list[ProbeResult]) -> tuple[float | None, int]:
         return _share(p.hit for p in ps)
@@ -112,6 +114,7 @@ def kpis(cases: list[CaseResult]) -> list[Kpi]:
     add("accuracy", "paraphrase_pack_hit", hits(para), "share", "higher")
     lexical = [p for p in probes if p.style == "lexical"]
     add("accuracy", "lexical_pack_hit", hits(lexical), "share", "higher")
+    _answers(probes, add)
 
     lessons = _probes(cases, "learning")
     add("learning", "lesson_in_pack", hits(lessons), "share", "higher")
@@ -160,15 +163,37 @@ def kpis(cases: list[CaseResult]) -> list[Kpi]:
     return records
 
 
+Add = Callable[[str, str, tuple[float | None, int], str, str], None]
+
+
+def _answers(probes: list[ProbeResult], add: Add) -> None:
+    """What substring luck cannot reach: the evidence writes in the pack, token F1 of the
+    answers, abstention where nothing was said, and the model judge's verdicts."""
+    cited = [p for p in probes if p.evidence]
+    recalled = _share(bool(p.evidence_recalled) for p in cited)
+    add("accuracy", "evidence_recall", recalled, "share", "higher")
+    mrr = (_mean([p.evidence_rr for p in cited]), len(cited))
+    add("accuracy", "evidence_mrr", mrr, "score", "higher")
+    f1 = [p.extractive_f1 for p in probes if p.extractive_f1 is not None]
+    add("accuracy", "extractive_f1", (_mean(f1), len(f1)), "score", "higher")
+    model_f1 = [p.model_f1 for p in probes if p.model_f1 is not None]
+    add("accuracy", "model_f1", (_mean(model_f1), len(model_f1)), "score", "higher")
+    silent = [p for p in probes if p.abstain]
+    add("accuracy", "abstention", _share(p.hit for p in silent), "share", "higher")
+    judged = [p.judge_ok for p in probes if p.judge_ok is not None]
+    add("accuracy", "judge_answer", _share(judged), "share", "higher")
+
+
 def _spurious(cases: list[CaseResult]) -> tuple[float | None, int]:
-    """Queries in fixtures that plant no conflict, yet come back reporting one."""
+    """Queries in fixtures that plant no conflict, yet come back reporting one that the query
+    does not list as acceptable (a conflict a careful reader might raise is no fault)."""
     quiet = [
         q
         for c in cases
         if c.kind == "fixture" and not any(ch.kind == "conflict" for ch in c.checks)
         for q in c.queries
     ]
-    return _share(q.conflicts > 0 for q in quiet)
+    return _share(q.conflicts > q.acceptable_conflicts for q in quiet)
 
 
 def _latency(

@@ -425,6 +425,15 @@
         }),
         [false, false, true, true, true, true, true, true, true, true])]));
     }
+    if (d.tags && d.tags.length) {
+      parts.push(section("Scores by probe tag", [dataTable(
+        ["tag", "probes", "pack hit", "extractive", "MRR", "F1", "evidence"],
+        d.tags.map(function (r) {
+          return { cells: [r.name, String(r.probes), pct(r.pack_hit), pct(r.extractive),
+            num(r.mrr, "score"), num(r.f1, "score"), pct(r.evidence)] };
+        }),
+        [false, true, true, true, true, true, true])]));
+    }
     parts.push(section("KPIs", [dataTable(
       ["group", "kpi", "value", "95% CI", "better", "n"],
       d.kpis.map(function (k) {
