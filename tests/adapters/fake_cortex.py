@@ -1,232 +1,560 @@
-"""A small CortexDB on the v1 wire memeval assumes (`memeval.engines.adapters.cortex_wire`),
-and, with `hosted=True`, the same behind TinyHumans' `/memory/*` routes and envelopes with no
-admin or inspector routes. It ranks by shared words within one scope only, indexes a write
-`lag` event polls after it lands, and drains an enrichment backlog one step per usage read.
+"""A CortexDB on 127.0.0.1, written from CortexDB's own SDK and TinyMemory's measured doubles.
+
+Sources: the request builders and readers of `cortexdbai` 0.12 (`cortexdb/v1/client.py`,
+`exceptions.py`) for the shapes, and TinyMemory's loopback doubles (`cortex/testing/log.rs`,
+`routes.rs`) and wire notes for what a live CortexDB 0.10 does with them. Deliberately
+unaccommodating, because a tidy double proves nothing:
+
+- every body is a closed schema: an unknown field, at any depth, is `422 INVALID_BODY`;
+- a write is accepted (202) before it is readable: the listing and recall see it only after
+  `lag` listings of its scope, unless it was written with `?wait=indexed` or later;
+- the body `idempotency_key` replays the same write and refuses another body under it
+  (`409 IDEMPOTENCY_CONFLICT`); a scope-wide forget keeps the keys, a forget by id releases
+  them;
+- the listing is newest first and emits every event twice, `limit` counting the copies;
+- forget needs a `memory_ids` selector or `confirm_all`, never both;
+- scope segments must be `type:id` of a registered type (`422 UNREGISTERED_SCOPE_TYPE`);
+- every call but `whoami` and `version` needs `X-Cortex-Actor` naming the key's caller;
+- errors are `{error_code, message, request_id, retriable}`;
+- every stored event queues one enrichment job and bills one model call; `v1/admin/usage`
+  reports the running totals and the backlog, which drains at once or, with `drain_per_read`,
+  that many jobs per usage read. A drained job leaves a fact a belief build can use.
+
+`CortexLog` is the store; `FakeCortex` serves it on the `/v1/*` routes. TinyHumans' hosted
+`/memory/*` surface over the same log is `tests/adapters/fake_tinyhumans.py`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tests.adapters.fakes import Wire, bearer, record
+from tests.adapters.fakes import Wire, record
 
 KEY = "cortex-test-key-123"
-ACTOR = "actor-7"
+CALLER = "user:local"
 WORD = re.compile(r"[a-z0-9]+")
+SCOPE_TYPES = frozenset(
+    "org dept team app user agent service ws project global system source".split()
+)
+WAITS = frozenset({"accepted", "captured", "indexed", "consolidated", "settled"})
+LAYERS = Literal["events", "facts", "beliefs", "episodes", "understanding"]
+M = TypeVar("M", bound=BaseModel)
+PRICE_USD = 0.0001  # what one stored event costs in model calls
+HISTORY_CALLS = 100  # calls the account made before any test
 
 
 def words(text: str) -> set[str]:
     return set(WORD.findall(text.lower()))
 
 
+class Refused(Exception):
+    """A CortexDB error answer."""
+
+    def __init__(self, status: int, code: str, message: str = "") -> None:
+        super().__init__(f"{status} {code}")
+        self.status, self.code, self.message = status, code, message or code.lower()
+
+
+# ---- the closed request schemas, as the SDK builds them ----------------------------------
+
+
+class Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MessageContent(Closed):
+    kind: Literal["message"]
+    role: Literal["user", "assistant", "tool", "system"]
+    text: str
+
+
+class TextContent(Closed):
+    kind: Literal["text"]
+    text: str
+
+
+class JsonContent(Closed):
+    kind: Literal["json"]
+    data: Any
+
+
+class BlobContent(Closed):
+    kind: Literal["blob_ref"]
+    blob_id: str
+    transcript: str | None = None
+
+
+class TripleContent(Closed):
+    kind: Literal["triple"]
+    triple: dict[str, Any]
+
+
+Content = Annotated[
+    MessageContent | TextContent | JsonContent | BlobContent | TripleContent,
+    Field(discriminator="kind"),
+]
+
+
+class ContextIn(Closed):
+    observed_at: datetime | None = None
+    labels: list[str] = Field(default_factory=list)
+    timezone: str | None = None
+    refers_to: list[dict[str, Any]] | None = None
+
+
+class EnvelopeIn(Closed):
+    scope: str
+    modality: str = Field(min_length=1, max_length=128)
+    content: Content
+    context: ContextIn = Field(default_factory=ContextIn)
+    idempotency_key: str = Field(min_length=1, max_length=64)
+    observed_actor: dict[str, str] | None = None
+    subject: dict[str, str] | None = None
+    source: dict[str, Any] | None = None
+    language: str | None = None
+    scripts: list[str] | None = None
+
+
+class BulkIn(Closed):
+    items: list[EnvelopeIn] = Field(min_length=1, max_length=1000)
+    ordering: Literal["strict_temporal"] | None = None
+
+
+class BudgetsIn(Closed):
+    max_tokens: int | None = None
+    per_layer_limits: dict[LAYERS, int] = Field(default_factory=dict)
+
+
+class MetadataIn(Closed):
+    labels: str | list[str] | None = None
+    intent: str | list[str] | None = None
+    modality: str | list[str] | None = None
+    caller: str | list[str] | None = None
+    observed_actor: str | list[str] | None = None
+
+
+class FiltersIn(Closed):
+    metadata: MetadataIn
+
+
+class TemporalIn(Closed):
+    natural: str | None = None
+    natural_mode: Literal["strict", "lenient"] | None = None
+    timezone: str | None = None
+    valid_during: str | None = None
+    refers_during: dict[str, str] | None = None
+
+
+class RecallIn(Closed):
+    scope: str
+    query: str | None = None
+    view: Literal["holistic", "local", "descend", "lineage", "granular"] = "holistic"
+    include: list[str] | None = None
+    diagnostics: Literal["none", "summary", "full"] = "none"
+    budgets: BudgetsIn | None = None
+    filters: FiltersIn | None = None
+    temporal: TemporalIn | None = None
+
+
+class SelectorIn(Closed):
+    memory_ids: list[str] | None = Field(default=None, max_length=100)
+    about_subject: str | None = None
+    about_entity: str | None = None
+    predicate: str | None = None
+
+
+class ForgetIn(Closed):
+    scope: str
+    cascade: Literal["derived_only", "all", "none"] = "derived_only"
+    confirm_all: bool = False
+    layers: list[str] | None = None
+    selector: SelectorIn | None = None
+    reason: str | None = None
+    from_preview_id: str | None = None
+
+
+class BuildIn(Closed):
+    scope: str = Field(min_length=1)
+
+
+def closed(model: type[M], body: Any) -> M:
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise Refused(422, "INVALID_BODY", f"{where}: {first['msg']}") from None
+
+
+# ---- the log ------------------------------------------------------------------------------
+
+
 @dataclass
 class Stored:
-    id: str
-    body: dict[str, Any]
-    polls_left: int
+    event: dict[str, Any]
+    hidden: int  # listings of its scope before it is readable
+    enriched: bool = False
+
+
+@dataclass
+class CortexLog:
+    lag: int = 1
+    drain_per_read: int | None = None  # None: enrichment is immediate
+    events: list[Stored] = field(default_factory=list)  # oldest first
+    keys: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (identity, id)
+    facts: list[dict[str, Any]] = field(default_factory=list)
+    beliefs: list[dict[str, Any]] = field(default_factory=list)
+    builds: list[str] = field(default_factory=list)
+    forgets: list[dict[str, Any]] = field(default_factory=list)
+    queued_total: int = 0
+    billed_events: int = 0
+    ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    @staticmethod
+    def check_scope(scope: str) -> None:
+        for segment in scope.split("/"):
+            kind, colon, ident = segment.partition(":")
+            if not (colon and kind and ident):
+                raise Refused(422, "INVALID_SCOPE", f"`{segment}` is not type:id")
+            if kind not in SCOPE_TYPES:
+                raise Refused(422, "UNREGISTERED_SCOPE_TYPE", f"`{kind}` is not registered")
+
+    def in_scope(self, scope: str, *, descend: bool = False) -> list[Stored]:
+        return [
+            s
+            for s in self.events
+            if s.event["scope"] == scope or (descend and s.event["scope"].startswith(scope + "/"))
+        ]
+
+    # writes
+
+    def append(self, body: Any, wait: str | None) -> dict[str, Any]:
+        if wait is not None and wait not in WAITS:
+            raise Refused(422, "INVALID_QUERY", f"wait must be one of {sorted(WAITS)}")
+        envelope = closed(EnvelopeIn, body)
+        self.check_scope(envelope.scope)
+        identity = body_identity(body)
+        held = self.keys.get(envelope.idempotency_key)
+        if held is not None:
+            if held[0] != identity:
+                raise Refused(409, "IDEMPOTENCY_CONFLICT", "the key holds another body")
+            return {"event_id": held[1], "status": "captured", "replayed_from_idempotency": True}
+        event_id = f"evt_{next(self.ids)}"
+        self.keys[envelope.idempotency_key] = (identity, event_id)
+        context = {"labels": envelope.context.labels, "recorded_at": now()}
+        context["observed_at"] = (
+            iso(envelope.context.observed_at) if envelope.context.observed_at else now()
+        )
+        event = {
+            "id": event_id,
+            "scope": envelope.scope,
+            "modality": envelope.modality,
+            "content": envelope.content.model_dump(exclude_none=True),
+            "context": context,
+        }
+        waited = wait in {"indexed", "consolidated", "settled"}
+        self.events.append(Stored(event, hidden=0 if waited else self.lag))
+        self.queued_total += 1
+        self.billed_events += 1
+        if self.drain_per_read is None:
+            self.enrich(self.events[-1])
+        return {"event_id": event_id, "status": "captured", "replayed_from_idempotency": False}
+
+    def enrich(self, stored: Stored) -> None:
+        stored.enriched = True
+        text = stored.event["content"].get("text", "")
+        self.facts.append(
+            {
+                "id": f"fact_{stored.event['id']}",
+                "scope": stored.event["scope"],
+                "source_event": stored.event["id"],
+                "subject": {"type": "entity", "id": "ent_memory", "name": "memory"},
+                "predicate": "states",
+                "object": {"type": "literal", "datatype": "string", "value": text},
+            }
+        )
+
+    # reads
+
+    def page(self, params: dict[str, str]) -> dict[str, Any]:
+        scope = params.get("scope", "")
+        self.check_scope(scope)
+        cursor = int(params.get("cursor") or 0)
+        limit = int(params.get("limit") or 50)
+        wanted = [x.strip() for x in params.get("labels", "").split(",") if x.strip()]
+        held = self.in_scope(scope)
+        stream = []
+        for stored in reversed(held):
+            if stored.hidden == 0 and labelled(stored.event, wanted):
+                stream += [stored.event, stored.event]
+        for stored in held:
+            stored.hidden = max(0, stored.hidden - 1)
+        page = stream[cursor : cursor + limit]
+        after = cursor + len(page)
+        return {"items": page, "has_more": after < len(stream), "next_cursor": str(after)}
+
+    def recall(self, body: Any) -> dict[str, Any]:
+        request = closed(RecallIn, body)
+        self.check_scope(request.scope)
+        limits = request.budgets.per_layer_limits if request.budgets else {}
+        asked = {w for w in words(request.query or "") if len(w) >= 3}
+        wanted: list[str] = []
+        window: tuple[str, str] | None = None
+        if request.filters and request.filters.metadata.labels:
+            given = request.filters.metadata.labels
+            wanted = [given] if isinstance(given, str) else given
+        if request.temporal and request.temporal.valid_during:
+            start, dots, end = request.temporal.valid_during.partition("..")
+            if not dots:
+                raise Refused(422, "INVALID_BODY", "valid_during is start..end")
+            window = (start, end)
+        pool = [
+            s.event
+            for s in reversed(self.in_scope(request.scope, descend=request.view == "descend"))
+            if s.hidden == 0 and labelled(s.event, wanted) and within(s.event, window)
+        ]
+        ranked = sorted(pool, key=lambda e: -len(asked & words(e["content"].get("text", ""))))
+        events = [e for e in ranked if not asked or asked & words(e["content"].get("text", ""))]
+        events = events[: limits.get("events", 30)]
+
+        def matching(rows: list[dict[str, Any]], layer: str) -> list[dict[str, Any]]:
+            mine = [r for r in reversed(rows) if r["scope"] == request.scope]
+            hits = [r for r in mine if not asked or asked & words(json.dumps(r))]
+            return hits[: limits.get(layer, 0)]
+
+        block = "\n".join(
+            f"[{e['content'].get('role', 'user')}] {e['content'].get('text', '')}" for e in events
+        )
+        return {
+            "pack_id": f"pack_{next(self.ids)}",
+            "layers": {
+                "events": events,
+                "facts": matching(self.facts, "facts"),
+                "beliefs": matching(self.beliefs, "beliefs"),
+            },
+            "context_block": block,
+        }
+
+    # forget and derivation
+
+    def forget(self, body: Any) -> dict[str, Any]:
+        request = closed(ForgetIn, body)
+        self.check_scope(request.scope)
+        ids = (request.selector.memory_ids or []) if request.selector else []
+        if ids and request.confirm_all:
+            raise Refused(400, "AMBIGUOUS_SELECTOR_CONFIRM_ALL", "a selector or confirm_all")
+        if not ids and not request.confirm_all:
+            raise Refused(422, "EMPTY_SELECTOR_WITHOUT_CONFIRMATION", "name memory_ids")
+        self.forgets.append(request.model_dump(exclude_none=True))
+        scope = request.scope
+        gone = {
+            s.event["id"]
+            for s in self.events
+            if s.event["scope"] == scope and (request.confirm_all or s.event["id"] in ids)
+        }
+        self.events = [s for s in self.events if s.event["id"] not in gone]
+        if not request.confirm_all:  # only a forget by id releases the keys
+            self.keys = {k: held for k, held in self.keys.items() if held[1] not in gone}
+        self.facts = [f for f in self.facts if f["source_event"] not in gone]
+        self.beliefs = [b for b in self.beliefs if b["source"] not in {f"fact_{g}" for g in gone}]
+        return {"deleted": {"events": len(gone)}, "requested": len(ids)}
+
+    def build(self, body: Any) -> dict[str, Any]:
+        scope = closed(BuildIn, body).scope
+        self.check_scope(scope)
+        self.builds.append(scope)
+        believed = {b["source"] for b in self.beliefs}
+        fresh = [
+            {
+                "id": f"belief_{fact['id']}",
+                "source": fact["id"],
+                "scope": scope,
+                "claim": {
+                    "subject": {"type": "entity", "id": "ent_user", "name": "user"},
+                    "predicate": "said",
+                    "object": fact["object"],
+                },
+                "stance": "supported",
+                "confidence": 0.9,
+                "valid_from": now(),
+            }
+            for fact in self.facts
+            if fact["scope"] == scope and fact["id"] not in believed
+        ]
+        self.beliefs += fresh
+        scanned = sum(f["scope"] == scope for f in self.facts)
+        return {"built": len(fresh), "items": fresh, "facts_scanned": scanned, "reasons": {}}
+
+    def usage(self) -> dict[str, Any]:
+        waiting = [s for s in self.events if not s.enriched]
+        for stored in waiting[: self.drain_per_read or 0]:
+            self.enrich(stored)
+        calls = HISTORY_CALLS + self.billed_events
+        return {
+            "total": {
+                "calls": calls,
+                "tokens_total": calls * 10,
+                "tokens_unsplit": 0,
+                "cost_usd": calls * PRICE_USD,
+            },
+            "enrichment_backlog": {
+                "jobs_pending": sum(not s.enriched for s in self.events),
+                "jobs_queued_total": self.queued_total,
+            },
+        }
+
+
+def body_identity(body: dict[str, Any]) -> str:
+    """What a key stands for: the body without the key and without the occurrence time."""
+    identity = {k: v for k, v in body.items() if k != "idempotency_key"}
+    identity["context"] = {
+        k: v for k, v in (body.get("context") or {}).items() if k != "observed_at"
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
+def labelled(event: dict[str, Any], wanted: list[str]) -> bool:
+    return not wanted or bool(set(event["context"].get("labels", [])) & set(wanted))
+
+
+def within(event: dict[str, Any], window: tuple[str, str] | None) -> bool:
+    if window is None:
+        return True
+    start, end = (parse_time(x) for x in window)
+    return start <= parse_time(event["context"]["observed_at"]) <= end
+
+
+def parse_time(text: str) -> datetime:
+    at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def iso(at: datetime) -> str:
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).isoformat().replace("+00:00", "Z")
+
+
+def now() -> str:
+    return iso(datetime.now(UTC))
+
+
+# ---- the /v1 surface ----------------------------------------------------------------------
 
 
 @dataclass
 class FakeCortex:
-    hosted: bool = False
-    lag: int = 1
-    backlog: int = 0  # enrichment jobs pending at the first usage read
+    log: CortexLog = field(default_factory=CortexLog)
     key: str = KEY
+    caller: str = CALLER
+    whoami_route: bool = True  # False: a server from before the actor model
     wire: Wire = field(default_factory=Wire)
-    scopes: dict[str, list[Stored]] = field(default_factory=dict)
-    replies: dict[str, Any] = field(default_factory=dict)  # idempotency key -> first answer
-    builds: list[dict[str, Any]] = field(default_factory=list)
-    usage_reads: int = 0
-    writes: int = 0  # what the fake bills: one call per stored experience, ever
-    ids: itertools.count = field(default_factory=lambda: itertools.count(1))
-
-    @property
-    def prefix(self) -> str:
-        return "/memory" if self.hosted else "/v1"
 
     def app(self) -> FastAPI:
         app = FastAPI()
         record(app, self.wire)
-        p = self.prefix
 
-        async def guard(request: Request) -> JSONResponse | None:
-            denied = bearer(request, self.key)
-            if denied is not None:
-                return denied
-            needs_actor = not self.hosted and not request.url.path.endswith("/auth/whoami")
-            if needs_actor and request.headers.get("x-cortex-actor") != ACTOR:
-                return JSONResponse({"error": "unknown actor"}, status_code=400)
-            if request.method == "POST" and not request.headers.get("idempotency-key"):
-                return JSONResponse({"error": "Idempotency-Key required"}, status_code=400)
-            return None
+        @app.exception_handler(Refused)
+        async def refused(request: Request, exc: Refused) -> JSONResponse:
+            return error(exc)
 
-        def reply(data: Any, status: int = 200) -> JSONResponse:
-            body = {"success": True, "data": data} if self.hosted else data
-            return JSONResponse(body, status_code=status)
+        def gate(request: Request, actor: bool = True) -> None:
+            if request.headers.get("authorization") != f"Bearer {self.key}":
+                raise Refused(401, "INVALID_TOKEN_SIGNATURE", "the bearer is not valid here")
+            expected = self.caller if self.whoami_route else None
+            if actor and request.headers.get("x-cortex-actor") != expected:
+                raise Refused(401, "ACTOR_MISMATCH", "X-Cortex-Actor must name the caller")
 
-        async def write(request: Request, make: Any) -> JSONResponse:
-            denied = await guard(request)
-            if denied is not None:
-                return denied
-            key = request.headers["idempotency-key"]
-            if key not in self.replies:  # a retried request is stored once
-                self.replies[key] = make(await request.json(), request)
-            return reply(self.replies[key])
-
-        @app.post(p + "/experience")
-        async def experience(request: Request) -> JSONResponse:
-            return await write(request, lambda body, _r: self.store(body, self.lag))
-
-        @app.post(p + "/experience/bulk")
-        async def bulk(request: Request) -> JSONResponse:
-            def many(body: dict[str, Any], req: Request) -> dict[str, Any]:
-                lag = 0 if req.query_params.get("wait") == "indexed" else self.lag
-                return {"items": [self.store(item, lag) for item in body["items"]]}
-
-            return await write(request, many)
-
-        @app.get(p + "/events")
-        async def events(request: Request) -> JSONResponse:
-            denied = await guard(request)
-            if denied is not None:
-                return denied
-            scope = request.query_params["scope"]
-            start = int(request.query_params.get("cursor") or 0)
-            page, done = [], start
-            for stored in self.scopes.get(scope, [])[start:]:
-                if stored.polls_left > 0:
-                    stored.polls_left -= 1
-                    break
-                event = {"id": f"e{stored.id}", "type": "experience.indexed"}
-                page.append({**event, "experience_id": stored.id})
-                done += 1
-                if len(page) == 2:  # small pages, so paging is exercised
-                    break
-            more = done < len(self.scopes.get(scope, []))
-            cursor = str(done) if page else request.query_params.get("cursor")
-            return reply({"events": page, "next_cursor": cursor if more else None})
-
-        @app.post(p + "/recall")
-        async def recall(request: Request) -> JSONResponse:
-            denied = await guard(request)
-            if denied is not None:
-                return denied
-            return reply(self.recall(await request.json()))
-
-        @app.post(p + "/forget")
-        async def forget(request: Request) -> JSONResponse:
-            return await write(request, self.forget)
-
-        @app.post(p + "/beliefs/build")
-        async def build(request: Request) -> JSONResponse:
-            def make(body: dict[str, Any], _r: Request) -> dict[str, Any]:
-                self.builds.append(body)
-                texts = [s.body["text"] for s in self.scopes.get(body["scope"], [])]
-                beliefs = [{"subject": "memory", "value": t} for t in texts[:2]]
-                return {"beliefs": beliefs, "built": len(beliefs)}
-
-            return await write(request, make)
-
-        if not self.hosted:
-            self._admin_routes(app, guard)
-        return app
-
-    def _admin_routes(self, app: FastAPI, guard: Any) -> None:
-        async def answer(request: Request, data: Any) -> JSONResponse:
-            denied = await guard(request)
-            return denied if denied is not None else JSONResponse(data)
+        async def body_of(request: Request) -> Any:
+            gate(request)
+            try:
+                return await request.json()
+            except ValueError:
+                raise Refused(400, "INVALID_JSON") from None
 
         @app.get("/v1/auth/whoami")
         async def whoami(request: Request) -> JSONResponse:
-            return await answer(request, {"actor": ACTOR})
+            if not self.whoami_route:
+                raise Refused(404, "NOT_FOUND")
+            gate(request, actor=False)
+            return JSONResponse({"caller": self.caller, "tenant": "default", "preset": "dev"})
+
+        @app.get("/v1/admin/version")
+        async def version() -> JSONResponse:
+            return JSONResponse({"version": "v0.10.5", "capabilities": ["temporal_lenient_v1"]})
 
         @app.get("/v1/admin/health")
         async def health(request: Request) -> JSONResponse:
-            return await answer(request, {"status": "ok"})
+            gate(request)
+            return JSONResponse({"status": "healthy"})
 
-        @app.get("/v1/admin/version")
-        async def version(request: Request) -> JSONResponse:
-            return await answer(request, {"version": "0.10.4-fake"})
+        @app.post("/v1/experience")
+        async def experience(request: Request) -> JSONResponse:
+            body = await body_of(request)
+            ack = self.log.append(body, request.query_params.get("wait"))
+            return JSONResponse(ack, status_code=202)
 
-        @app.get("/v1/admin/usage")
-        async def usage(request: Request) -> JSONResponse:
-            self.usage_reads += 1
-            pending = max(0, self.backlog - self.usage_reads + 1)
-            calls = self.writes + 100
-            return await answer(
-                request,
-                {
-                    "calls": calls,
-                    "tokens": calls * 10,
-                    "cost_usd": calls * 0.0001,
-                    "enrichment": {"pending": pending},
-                },
-            )
+        @app.post("/v1/experience/bulk")
+        async def bulk(request: Request) -> JSONResponse:
+            body = await body_of(request)
+            closed(BulkIn, body)
+            wait = request.query_params.get("wait")
+            results = [
+                {"index": i, **self.log.append(item, wait)} for i, item in enumerate(body["items"])
+            ]
+            return JSONResponse({"accepted": len(results), "results": results})
 
-        @app.get("/v1/scopes/list")
-        async def scopes(request: Request) -> JSONResponse:
-            prefix = request.query_params["prefix"]
-            return await answer(request, {"scopes": [s for s in self.scopes if s == prefix]})
+        @app.get("/v1/events")
+        async def events(request: Request) -> JSONResponse:
+            gate(request)
+            return JSONResponse(self.log.page(dict(request.query_params)))
 
-        @app.get("/v1/facts")
-        async def facts(request: Request) -> JSONResponse:
-            stored = self.scopes.get(request.query_params["scope"], [])
-            return await answer(request, {"facts": [{"text": s.body["text"]} for s in stored]})
+        @app.post("/v1/recall")
+        async def recall(request: Request) -> JSONResponse:
+            return JSONResponse(self.log.recall(await body_of(request)))
+
+        @app.post("/v1/forget")
+        async def forget(request: Request) -> JSONResponse:
+            return JSONResponse(self.log.forget(await body_of(request)))
+
+        @app.post("/v1/beliefs/build")
+        async def build(request: Request) -> JSONResponse:
+            return JSONResponse(self.log.build(await body_of(request)))
 
         @app.get("/v1/beliefs")
         async def beliefs(request: Request) -> JSONResponse:
-            return await answer(request, {"beliefs": [{"text": "belief: settled"}]})
+            gate(request)
+            scope = request.query_params.get("scope", "")
+            rows = [b for b in reversed(self.log.beliefs) if b["scope"] == scope]
+            return JSONResponse({"items": rows, "has_more": False})
 
-        @app.get("/v1/conflicts")
-        async def conflicts(request: Request) -> JSONResponse:
-            scope = request.query_params["scope"]
-            target = request.query_params["external_id"]
-            found = []
-            for s in self.scopes.get(scope, []):
-                fact = s.body.get("fact") or {}
-                if fact.get("supersedes") == target:
-                    newer = s.body["external_id"]
-                    found.append({"ids": [target, newer], "resolved_to": newer})
-            return await answer(request, {"conflicts": found})
+        @app.get("/v1/facts")
+        async def facts(request: Request) -> JSONResponse:
+            gate(request)
+            scope = request.query_params.get("scope", "")
+            return JSONResponse({"items": [f for f in self.log.facts if f["scope"] == scope]})
 
-    # ---- behaviour ----------------------------------------------------------------------
+        @app.get("/v1/admin/usage")
+        async def usage(request: Request) -> JSONResponse:
+            gate(request)
+            return JSONResponse(self.log.usage())
 
-    def store(self, body: dict[str, Any], lag: int) -> dict[str, Any]:
-        self.writes += 1
-        stored = Stored(id=f"x{next(self.ids)}", body=body, polls_left=lag)
-        self.scopes.setdefault(body["scope"], []).append(stored)
-        return {"id": stored.id, "jobs": [f"job-{stored.id}"] if body["kind"] == "learning" else []}
+        return app
 
-    def forget(self, body: dict[str, Any], _request: Request) -> dict[str, Any]:
-        self.scopes.pop(body["scope"], None)
-        return {}
 
-    def recall(self, body: dict[str, Any]) -> dict[str, Any]:
-        asked = words(body["query"])
-        excluded = {t["text"] for t in body.get("exclude", [])}
-        pool = [
-            s
-            for s in self.scopes.get(body["scope"], [])
-            if s.polls_left == 0 and s.body["text"] not in excluded
-        ]
-        ranked = sorted(pool, key=lambda s: len(asked & words(s.body["text"])), reverse=True)
-        items = [
-            {
-                "id": s.id,
-                "text": s.body["text"],
-                "external_id": s.body.get("external_id"),
-                "source": s.body.get("source"),
-                "score": float(len(asked & words(s.body["text"]))),
-            }
-            for s in ranked[: body["k"]]
-        ]
-        out: dict[str, Any] = {"items": items, "abstained": not items}
-        if body["purpose"] == "context":  # one purpose answers with its own markdown
-            out["markdown"] = f"# {body['heading']}\n" + "".join(f"- {i['text']}\n" for i in items)
-        return out
+def error(exc: Refused) -> JSONResponse:
+    body = {
+        "error_code": exc.code,
+        "message": exc.message,
+        "request_id": "req_fake",
+        "retriable": exc.status in (429, 503),
+    }
+    return JSONResponse(body, status_code=exc.status)

@@ -30,8 +30,8 @@ def test_a_run_reports_what_the_engine_billed_once(cli, cortex, cortex_url, tmp_
     report = RunReport.model_validate_json((out / "report.json").read_text())
     assert all(c.engine_usage is not None for c in report.cases)
     cost = {k.name: k.value for k in report.kpis if k.group == "cost"}
-    assert cortex.writes > 0
+    assert cortex.log.billed_events > 0
     # The fake bills 100 micro-USD per stored experience; every write fell inside some case.
-    assert cost["engine_usd"] == pytest.approx(cortex.writes * 100 / 1e6)
-    assert f"{cortex.writes} calls" in (out / "report.md").read_text()
+    assert cost["engine_usd"] == pytest.approx(cortex.log.billed_events * 100 / 1e6)
+    assert f"{cortex.log.billed_events} calls" in (out / "report.md").read_text()
     assert json.loads((out / "report.json").read_text())["cases"][0]["engine_usage"]["after"]

@@ -1,45 +1,66 @@
-"""`cortex`: CortexDB over its v1 wire (bodies and assumptions in `cortex_wire`).
+"""`cortex`: CortexDB over its v1 wire (bodies in `cortex_wire`, scopes in `cortex_scope`).
 
-- Tenants map to scopes: `{scope_prefix}/{tenant}`.
-- The key is a bearer from `CORTEX_API_KEY`; the actor learned from `GET v1/auth/whoami`
-  rides on every later call as `X-Cortex-Actor`.
-- Every write carries an `Idempotency-Key` header (and each bulk item its own key), so a
-  request retried after a timeout is stored once.
-- The fixture face must read its writes back at once, so `store` buffers assertions and the
-  next read flushes them with one `v1/experience/bulk?wait=indexed`. Lifecycle writes go to
-  `v1/experience` unwaited, and `list` pages `v1/events` until they are indexed: that is what
-  settles a run.
-- Before a belief build, the enrichment backlog in `v1/admin/usage` is polled until it reads
-  0 twice in a row, for at most `enrich_wait` seconds, because beliefs built before fact
-  extraction ends are built from nothing. The jobs the writes handed back are then replayed
-  with one build over the tenant's whole scope.
-- `usage` is `v1/admin/usage`'s running totals; the runner reads them around every case and a
-  run's cost is the union of those windows (`memeval.scoring.spend`).
+memeval keeps its own `Transport` rather than `cortexdbai.AsyncCortex`: the SDK's async client
+has no `events`, `facts`, `beliefs`, `build_beliefs` or usage call, its async `recall` cannot
+send `budgets`, `filters` or `temporal`, and it neither retries nor honours Retry-After or the
+farm's shared back-off. The bodies are built to the SDK's own builders instead, and
+`tests/adapters/test_cortex_contract.py` drives the SDK itself against the fake this adapter
+is tested on, so the two cannot drift apart.
+
+- A tenant is one scope, `{scope_prefix}/ws:{tenant}`, checked against the scope grammar
+  before anything is sent.
+- The key is a bearer (`CORTEX_API_KEY`). The `caller` that `GET v1/auth/whoami` names rides
+  on every later call as `X-Cortex-Actor` (a minted token is refused without it); a server
+  without the route (404) gets no header.
+- Every write is one envelope whose body `idempotency_key` comes from the runner's write key
+  (`memeval.engines.idempotency`), so a retried write replays instead of storing twice, and
+  whose first label `mv:w:<digest>` is what `list` reports: the listing shows every event
+  twice, so writes are counted by distinct label, not by rows.
+- The fixture face must read its writes back at once: `store` buffers, and the next read
+  flushes the buffer in one bulk with `?wait=indexed`. Lifecycle writes are not waited on;
+  the run settles on `list`.
+- `forget` lists the scope and removes its events by id, 100 at a time. A scope-wide forget
+  would keep the idempotency keys for a day, and a case retried on the tenant would see its
+  writes swallowed as replays.
+- Synthesis follows TinyMemory's measured drain rule: poll `v1/admin/usage` every
+  `enrich_poll` seconds until `jobs_pending` is 0 and `jobs_queued_total` has not moved for 4
+  polls, at most `enrich_wait` seconds, then `POST v1/beliefs/build`. The backlog sits beside
+  `jobs_pending` under `enrichment_backlog`, where TinyMemory's inspector reads it.
+- `usage` is `v1/admin/usage`'s running `total`s.
+- Not offered: conflict lookups (CortexDB's conflict queue names its own extracted records,
+  never the writes memeval made, so no conflict can be tied to an assertion id) and spans.
+  Provenance rides as a `mv:s:<source>` label, which the pack's events carry back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import uuid
 from collections import defaultdict
-from datetime import datetime
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from time import monotonic
 from typing import Any, ClassVar
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
+from memeval.engines import idempotency
+from memeval.engines.adapters import cortex_scope
 from memeval.engines.adapters import cortex_wire as w
-from memeval.engines.adapters.packs import pack_of
-from memeval.engines.adapters.remote import RemoteEngine, idempotency_key, parse
+from memeval.engines.adapters.packs import BUDGET_TOKENS, RECALLED
+from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
-from memeval.engines.base import EngineUnavailable
-from memeval.engines.pack import tokens as count_tokens
+from memeval.engines.adapters.transport import RemoteError
+from memeval.engines.pack import Section, render, turn_bullet
 from memeval.engines.types import (
     Assertion,
+    Belief,
     BeliefReport,
     Capability,
-    ConflictReport,
     Derived,
+    Hit,
     MemoryItem,
     Pack,
     QueryResult,
@@ -49,6 +70,29 @@ from memeval.engines.types import (
 )
 
 PACK_K = 12
+DERIVED_K = 4  # beliefs and facts a pack asks for beside its events
+LISTING = 200
+MAX_PAGES = 500
+MAX_QUERY = 2000  # characters of a compaction's dropped turns sent as its query
+DRAINED_POLLS = 4
+WRITE_LABEL = "mv:w:"
+SOURCE_LABEL = "mv:s:"
+THREAD_LABEL = "mv:t:"
+MAX_LABEL = 128
+SINCE_EVER = "1970-01-01T00:00:00Z"
+FIRST_POLL = 0.25
+LAST_POLL = 2.0  # TinyHumans allows 300 requests a minute: back off while polling
+
+
+def digest(text: str, length: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def label(tag: str, value: str) -> str | None:
+    """`tag` + `value`, or None when the value cannot be a label: a label filter is split on
+    commas, and a label's length is bounded."""
+    text = tag + value
+    return text if "," not in text and len(text) <= MAX_LABEL else None
 
 
 class CortexSettings(EngineSettings):
@@ -59,17 +103,25 @@ class CortexSettings(EngineSettings):
     enrich_wait: float = Field(
         default=600.0, ge=0, description="Most seconds to wait for enrichment to drain."
     )
-    scope_prefix: str = Field(default="memeval", description="Scopes are PREFIX/tenant.")
+    enrich_poll: float = Field(
+        default=3.0, gt=0, description="Seconds between reads of the enrichment backlog."
+    )
+    scope_prefix: str = Field(default="app:memeval", description="Scopes are PREFIX/ws:tenant.")
+
+    @field_validator("scope_prefix")
+    @classmethod
+    def _scope_grammar(cls, value: str) -> str:
+        return cortex_scope.check(value)
 
 
 class CortexEngine(RemoteEngine):
     name = "cortex"
     settings_model = CortexSettings
+    verified_against = "cortexdbai 0.12.0 SDK"
     capabilities = frozenset(
         {
             Capability.store,
             Capability.query_at,
-            Capability.conflicts,
             Capability.abstain,
             Capability.provenance,
             Capability.lifecycle,
@@ -79,134 +131,204 @@ class CortexEngine(RemoteEngine):
             Capability.usage,
         }
     )
+    notes = (
+        "no conflict lookups: CortexDB's conflicts name its own records, not memeval's writes",
+    )
     routes: ClassVar[str] = "/v1/"
 
     def __init__(self, settings: CortexSettings) -> None:
         super().__init__(settings)
         self.cortex = settings
         self.version = "unknown"
-        self._pending: dict[str, list[w.Experience]] = defaultdict(list)
-        self._jobs: dict[str, list[str]] = defaultdict(list)
-        self._cursor: dict[str, str | None] = {}
-        self._seen: dict[str, dict[str, None]] = defaultdict(dict)
+        self._pending: dict[str, list[w.Envelope]] = defaultdict(list)
         self.last_write: dict[str, float] = {}  # scope -> monotonic time of its last write
+        self._written: dict[str, set[str]] = defaultdict(set)  # scope -> write labels sent
 
     def scope(self, tenant: str) -> str:
-        return f"{self.cortex.scope_prefix}/{tenant}"
+        return cortex_scope.tenant_scope(self.cortex.scope_prefix, tenant)
+
+    # ---- the wire -----------------------------------------------------------------------
+
+    async def _read(self, route: str, **params: Any) -> Any:
+        return await self.fetch("GET", self.routes + route, params=params or None)
 
     async def _get(self, route: str, **params: Any) -> Any:
         await self.ready()
         return await self._read(route, **params)
 
-    async def _read(self, route: str, **params: Any) -> Any:
-        return await self.fetch("GET", self.routes + route, params=params or None)
-
-    async def _post(self, route: str, body: Any, **params: Any) -> Any:
-        """Every POST is a write or an action: each gets its own idempotency key."""
+    async def _post(
+        self, route: str, body: Any, headers: dict[str, str] | None = None, **params: Any
+    ) -> Any:
         return await self.request(
-            "POST",
-            self.routes + route,
-            json=body,
-            params=params or None,
-            headers={"Idempotency-Key": idempotency_key()},
+            "POST", self.routes + route, json=body, params=params or None, headers=headers
         )
 
     async def connect(self) -> None:
-        actor = parse(w.Actor, await self._read("auth/whoami"), self.name)
-        self.transport.headers["X-Cortex-Actor"] = actor.actor
-        health = parse(w.Health, await self._read("admin/health"), self.name)
-        if health.status.lower() not in ("ok", "healthy", "ready"):
-            raise EngineUnavailable(f"cortex reports health `{health.status}`")
+        try:
+            caller: str | None = parse(w.Whoami, await self._read("auth/whoami"), self.name).caller
+        except RemoteError as exc:
+            if exc.status not in (404, 405):
+                raise
+            caller = None  # a server from before the actor model
+        if caller is not None:
+            self.transport.headers["X-Cortex-Actor"] = caller
         self.version = parse(w.Version, await self._read("admin/version"), self.name).version
 
-    async def _backlog(self) -> _Reading:
-        return _Reading(await self._get("admin/usage"), self.name)
+    async def preflight(self) -> None:
+        """The key, the actor and the usage route, once, before any case is dispatched."""
+        await self.ready()
+        if self.supports(Capability.usage):
+            await self.usage()
 
     # ---- writes -------------------------------------------------------------------------
 
-    async def _write(self, experience: w.Experience) -> str:
-        data = await self._post("experience", experience.body())
-        written = parse(w.Written, data, self.name)
-        self._jobs[experience.scope] += written.jobs
-        self.last_write[experience.scope] = monotonic()
-        return written.id
+    def _envelope(
+        self,
+        scope: str,
+        modality: w.Modality,
+        role: w.Role,
+        text: str,
+        at: datetime | None,
+        labels: Iterable[str | None] = (),
+    ) -> w.Envelope:
+        """One write, keyed by the runner's write key (or a fresh one outside a named write)."""
+        token = idempotency.current() or uuid.uuid4().hex
+        return w.Envelope(
+            scope=scope,
+            modality=modality,
+            content=w.Message(role=role, text=text),
+            context=w.WriteContext(
+                observed_at=at,
+                labels=[WRITE_LABEL + digest(token, 16), *(x for x in labels if x)],
+            ),
+            idempotency_key="mv-" + digest(token, 56),
+        )
+
+    async def _send(self, envelope: w.Envelope) -> None:
+        parse(w.Ack, await self._post("experience", envelope.body()), self.name)
+
+    async def _write(self, envelope: w.Envelope) -> str:
+        await self._send(envelope)
+        self.last_write[envelope.scope] = monotonic()
+        self._written[envelope.scope].add(written(envelope))
+        return written(envelope)
 
     async def _flush(self, tenant: str) -> None:
-        """Buffered assertions, in one bulk write that returns once they are searchable."""
+        """Buffered assertions, in bulks that return once every event is searchable."""
         items = self._pending.pop(tenant, [])
-        if not items:
-            return
-        keyed = [i.model_copy(update={"idempotency_key": idempotency_key()}) for i in items]
-        body = w.Bulk(items=keyed)
-        data = await self._post("experience/bulk", body.body(), wait="indexed")
-        for written in parse(w.BulkWritten, data, self.name).items:
-            self._jobs[self.scope(tenant)] += written.jobs
-        self.last_write[self.scope(tenant)] = monotonic()
+        for start in range(0, len(items), 1000):
+            body = w.Bulk(items=items[start : start + 1000]).body()
+            parse(w.BulkAck, await self._post("experience/bulk", body, wait="indexed"), self.name)
+        if items:
+            self.last_write[items[0].scope] = monotonic()
+            self._written[items[0].scope] |= {written(e) for e in items}
 
-    def _turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> w.Experience:
-        return w.Experience(
-            scope=self.scope(tenant),
-            kind="turn",
-            text=turn.text,
-            agent=agent,
-            thread=thread,
-            role=turn.role,
-            at=turn.at,
-            tool_calls=turn.tool_calls,
+    def _turn(self, tenant: str, thread: str, turn: Turn) -> w.Envelope:
+        return self._envelope(
+            self.scope(tenant),
+            "conversation",
+            turn.role,
+            turn.text,
+            turn.at,
+            [label(THREAD_LABEL, digest(thread, 16))],
         )
 
     # ---- reads --------------------------------------------------------------------------
 
-    async def _recall(self, request: w.RecallRequest) -> w.Recalled:
-        return parse(w.Recalled, await self._post("recall", request.body()), self.name)
+    async def _recall(
+        self,
+        tenant: str,
+        query: str,
+        k: int,
+        *,
+        thread: str | None = None,
+        as_of: datetime | None = None,
+        derived: bool = False,
+    ) -> w.Pack:
+        limits = {"events": k} | ({"beliefs": DERIVED_K, "facts": DERIVED_K} if derived else {})
+        thread_label = label(THREAD_LABEL, digest(thread, 16)) if thread else None
+        request = w.RecallRequest(
+            scope=self.scope(tenant),
+            query=query or None,
+            budgets=w.Budgets(per_layer_limits=limits),
+            filters=w.Filters(metadata=w.MetadataFilter(labels=[thread_label]))
+            if thread_label
+            else None,
+            temporal=w.Temporal(valid_during=f"{SINCE_EVER}..{_iso(as_of)}") if as_of else None,
+        )
+        return parse(w.Pack, await self._post("recall", request.body()), self.name)
 
-    async def _pack(self, title: str, request: w.RecallRequest) -> Pack:
-        recalled = await self._recall(request)
-        if recalled.markdown:
-            return Pack(
-                markdown=recalled.markdown,
-                tokens=recalled.tokens or count_tokens(recalled.markdown),
-            )
-        return pack_of(title, [item.text for item in recalled.items])
+    async def _pack(
+        self,
+        title: str,
+        tenant: str,
+        query: str,
+        *,
+        thread: str | None = None,
+        exclude: Iterable[str] = (),
+    ) -> Pack:
+        """The pack's events in CortexDB's order, then the beliefs and facts it returned.
+
+        The recall body is closed, so turns still in the prompt cannot be excluded by the
+        server: the pack asks for that many more events and drops them here, and the derived
+        lines that quote them."""
+        skip = {" ".join(text.split()) for text in exclude}
+
+        def kept(line: str) -> bool:  # a derived line quoting a turn still in the prompt
+            flat = " ".join(line.split())
+            return not any(turn in flat for turn in skip)
+
+        pack = await self._recall(tenant, query, PACK_K + len(skip), thread=thread, derived=True)
+        events = [e for e in pack.layers.events if " ".join(e.content.text.split()) not in skip]
+        beliefs = [
+            b.claim.describe() + (" (contested)" if b.stance == "contested" else "")
+            for b in pack.layers.beliefs
+            if b.stance in ("supported", "contested")
+        ]
+        facts = [f.describe() for f in pack.layers.facts]
+        sections = [
+            Section(title=RECALLED, bullets=[_line(e) for e in events[:PACK_K]]),
+            Section(title="Beliefs", bullets=[b for b in beliefs if kept(b)]),
+            Section(title="Facts", bullets=[f for f in facts if kept(f)]),
+        ]
+        return render(title, sections, BUDGET_TOKENS)
 
     async def _query(self, tenant: str, text: str, as_of: datetime | None, k: int) -> QueryResult:
         await self._flush(tenant)
-        recalled = await self._recall(
-            w.RecallRequest(scope=self.scope(tenant), query=text, k=k, purpose="query", as_of=as_of)
-        )
-        return QueryResult(
-            hits=[item.hit() for item in recalled.items],
-            answer=recalled.answer,
-            abstained=recalled.abstained,
-            conflicts=[r for c in recalled.conflicts if (r := c.report()) is not None],
-        )
+        pack = await self._recall(tenant, text, k, as_of=as_of)
+        hits = [_hit(event) for event in pack.layers.events]
+        return QueryResult(hits=hits, abstained=not hits)
+
+    async def _events(self, scope: str) -> list[w.Event]:
+        """Every event of the scope once: pages are followed while `has_more` and a cursor
+        say so, and the listing's doubles are dropped."""
+        found: dict[str, w.Event] = {}
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            params: dict[str, Any] = {"scope": scope, "limit": LISTING}
+            if cursor:
+                params["cursor"] = cursor
+            page = parse(w.EventPage, await self._get("events", **params), self.name)
+            for event in page.items:
+                found.setdefault(event.id, event)
+            if not (page.has_more and page.next_cursor):
+                return [*found.values()]
+            if page.next_cursor == cursor:
+                raise RemoteError(f"{self.name}: the event listing of {scope} does not advance")
+            cursor = page.next_cursor
+        raise RemoteError(f"{self.name}: {scope} lists more than {MAX_PAGES} pages of events")
 
     # ---- fixture face -------------------------------------------------------------------
 
     async def store(self, tenant: str, assertion: Assertion) -> None:
         self._pending[tenant].append(
-            w.Experience(
-                scope=self.scope(tenant),
-                kind="assertion",
-                text=assertion.text,
-                external_id=assertion.id,
-                source=assertion.source,
-                confidence=assertion.confidence,
-                at=assertion.recorded_at or assertion.valid_from,
-                fact=w.Fact(
-                    subject=assertion.subject,
-                    predicate=assertion.predicate,
-                    object=assertion.object,
-                    valid_from=assertion.valid_from,
-                    valid_to=assertion.valid_to,
-                    trust=assertion.trust.value,
-                    exclusive=assertion.exclusive,
-                    supersedes=assertion.supersedes,
-                    retracts=assertion.retracts,
-                    challenges=assertion.challenges,
-                    derived_from=list(assertion.derived_from),
-                    excerpt=assertion.excerpt,
-                ),
+            self._envelope(
+                self.scope(tenant),
+                "document",
+                "user",
+                assertion.text,
+                assertion.recorded_at or assertion.valid_from,
+                [label(SOURCE_LABEL, assertion.source)] if assertion.source else [],
             )
         )
 
@@ -216,12 +338,6 @@ class CortexEngine(RemoteEngine):
     async def query_at(self, tenant: str, text: str, as_of: datetime, k: int = 5) -> QueryResult:
         return await self._query(tenant, text, as_of, k)
 
-    async def conflicts(self, tenant: str, assertion_id: str) -> list[ConflictReport]:
-        await self._flush(tenant)
-        data = await self._get("conflicts", scope=self.scope(tenant), external_id=assertion_id)
-        found = parse(w.Conflicts, data, self.name).conflicts
-        return [r for c in found if (r := c.report()) is not None]
-
     async def reset(self, tenant: str) -> None:
         self._pending.pop(tenant, None)
         await self.forget(tenant)
@@ -229,41 +345,20 @@ class CortexEngine(RemoteEngine):
     # ---- lifecycle face -----------------------------------------------------------------
 
     async def ingest(self, tenant: str, item: MemoryItem) -> str:
-        return await self._write(
-            w.Experience(
-                scope=self.scope(tenant),
-                kind=item.kind,
-                text=item.text,
-                external_id=item.id,
-                title=item.title or None,
-                confidence=item.confidence,
-                agent=item.agent,
-                at=item.at,
-            )
-        )
+        text = f"{item.title}\n\n{item.text}" if item.title else item.text
+        modality: w.Modality = "observation" if item.kind == "learning" else "document"
+        envelope = self._envelope(self.scope(tenant), modality, "user", text, item.at)
+        return await self._write(envelope)
 
     async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
         """Recall first, then log the turn: the question must not answer itself."""
-        pack = await self._pack(
-            "Context for the reply",
-            w.RecallRequest(
-                scope=self.scope(tenant),
-                query=ctx.turn.text,
-                k=PACK_K,
-                purpose="pre_turn",
-                agent=ctx.agent,
-                thread=ctx.thread,
-                exclude=[
-                    w.RecallTurn(role=t.role, text=t.text, at=t.at)
-                    for t in [*ctx.in_prompt, ctx.turn]
-                ],
-            ),
-        )
-        await self._write(self._turn(tenant, ctx.agent, ctx.thread, ctx.turn))
+        in_prompt = [t.text for t in [*ctx.in_prompt, ctx.turn]]
+        pack = await self._pack("Context for the reply", tenant, ctx.turn.text, exclude=in_prompt)
+        await self._write(self._turn(tenant, ctx.thread, ctx.turn))
         return pack
 
     async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
-        return await self._write(self._turn(tenant, agent, thread, turn))
+        return await self._write(self._turn(tenant, thread, turn))
 
     async def start_session(
         self,
@@ -273,109 +368,126 @@ class CortexEngine(RemoteEngine):
         focus: str | None,
         at: datetime,
     ) -> Pack:
-        title = f"Resuming thread {thread}" if thread else "Session start"
-        request = w.RecallRequest(
-            scope=self.scope(tenant),
-            query=focus or "",
-            k=PACK_K,
-            purpose="session_start",
-            agent=agent,
-            thread=thread,
-            as_of=at,
+        """A resumed thread without a focus recalls that thread (by its label); otherwise the
+        focus is the query."""
+        title = (f"Resuming thread {thread}" if thread else "Session start") + (
+            f": {focus}" if focus else ""
         )
-        return await self._pack(title + (f": {focus}" if focus else ""), request)
+        return await self._pack(title, tenant, focus or "", thread=None if focus else thread)
 
     async def recall_for_compaction(
         self, tenant: str, agent: str, thread: str, dropped: list[Turn]
     ) -> Pack:
-        request = w.RecallRequest(
-            scope=self.scope(tenant),
-            query=" ".join(t.text for t in dropped),
-            k=PACK_K,
-            purpose="compaction",
-            agent=agent,
-            thread=thread,
-        )
-        return await self._pack("Carried over from the compacted turns", request)
+        query = " ".join(t.text for t in dropped)[:MAX_QUERY]
+        return await self._pack("Carried over from the compacted turns", tenant, query)
 
     async def compile_context(self, tenant: str, agent: str, heading: str, at: datetime) -> Pack:
-        request = w.RecallRequest(
-            scope=self.scope(tenant),
-            query=heading,
-            k=PACK_K,
-            purpose="context",
-            agent=agent,
-            heading=heading,
-            as_of=at,
-        )
-        return await self._pack(heading, request)
+        return await self._pack(heading, tenant, heading)
 
     async def build_beliefs(self, tenant: str) -> BeliefReport:
         scope = self.scope(tenant)
         await self.wait_for_enrichment(scope)
-        body = {"scope": scope, "jobs": self._jobs.pop(scope, [])}
-        built = parse(w.Built, await self._post("beliefs/build", body), self.name)
-        beliefs = [b.belief() for b in built.beliefs]
+        built = parse(w.Built, await self._post("beliefs/build", {"scope": scope}), self.name)
+        beliefs = [
+            Belief(subject=w.term(b.claim.subject), value=b.claim.describe()) for b in built.items
+        ]
         return BeliefReport(beliefs=beliefs, built=built.built or len(beliefs))
 
-    async def wait_for_enrichment(self, scope: str) -> None:
-        """Until the backlog reads 0 twice in a row, or `enrich_wait` seconds have passed;
-        polled about twenty times within the cap, at most once a second. The backlog is the
-        whole server's, so `scope` (which `tinyhumans` needs) plays no part here."""
+    async def wait_for_enrichment(self, scope: str) -> bool:
+        """True once the backlog is drained: empty, with nothing newly queued, for
+        `DRAINED_POLLS` polls in a row (the queue empties between batches while later writes
+        are still taken in). The backlog is the whole server's, so `scope` plays no part."""
         deadline = monotonic() + self.cortex.enrich_wait
-        poll = min(1.0, self.cortex.enrich_wait / 20)
-        quiet = 0
-        while quiet < 2 and monotonic() < deadline:
-            pending = (await self._backlog()).pending
-            quiet = quiet + 1 if pending == 0 else 0
-            if quiet < 2:
-                await asyncio.sleep(min(poll, max(0.0, deadline - monotonic())))
+        quiet, last_queued = 0, None
+        while quiet < DRAINED_POLLS and monotonic() < deadline:
+            await asyncio.sleep(min(self.cortex.enrich_poll, max(0.0, deadline - monotonic())))
+            backlog = (await self._admin_usage()).enrichment_backlog
+            settled = backlog.jobs_pending == 0 and backlog.jobs_queued_total == last_queued
+            quiet = quiet + 1 if settled else 0
+            last_queued = backlog.jobs_queued_total
+        return quiet >= DRAINED_POLLS
 
     async def list(self, tenant: str) -> list[str]:
-        """Experience ids indexed so far, paging `v1/events` on from the last cursor."""
-        scope, seen = self.scope(tenant), self._seen[tenant]
-        while True:
-            params: dict[str, Any] = {"scope": scope, "limit": 500}
-            if self._cursor.get(tenant):
-                params["cursor"] = self._cursor[tenant]
-            page = parse(w.EventPage, await self._get("events", **params), self.name)
-            for event in page.events:
-                if event.type == w.INDEXED and event.experience_id:
-                    seen.setdefault(event.experience_id)
-            if page.next_cursor is None or page.next_cursor == self._cursor.get(tenant):
-                break
-            self._cursor[tenant] = page.next_cursor
-        return [*seen]
+        """The write labels of every event the tenant's scope lists so far."""
+        return await self._labels(self.scope(tenant))
+
+    async def _labels(self, scope: str) -> list[str]:
+        return [*dict.fromkeys(written_labels(await self._events(scope)))]
 
     async def forget(self, tenant: str) -> None:
+        """Once every write this engine made to the scope is listed (a write accepted but not
+        yet indexed would survive a forget sent before it), its events go by id."""
         scope = self.scope(tenant)
-        await self._post("forget", {"scope": scope})
-        self._jobs.pop(scope, None)
+        ids = [event.id for event in await self._listed(scope, self._written.pop(scope, set()))]
+        for start in range(0, len(ids), w.FORGET_BATCH):
+            selector = w.Selector(memory_ids=ids[start : start + w.FORGET_BATCH])
+            await self._forget(w.ForgetRequest(scope=scope, selector=selector))
         self.last_write.pop(scope, None)
-        self._cursor.pop(tenant, None)
-        self._seen.pop(tenant, None)
+
+    async def _listed(self, scope: str, labels: set[str]) -> list[w.Event]:
+        """The scope's events, once every one of `labels` is among them; polled with a
+        doubling pause, for at most the request timeout."""
+        deadline = monotonic() + self.settings.timeout
+        poll = FIRST_POLL
+        while True:
+            events = await self._events(scope)
+            if labels <= set(written_labels(events)):
+                return events
+            if monotonic() > deadline:
+                raise RemoteError(
+                    f"{self.name}: writes to {scope} not listed after {self.settings.timeout:g}s"
+                )
+            await asyncio.sleep(poll)
+            poll = min(LAST_POLL, poll * 2)
+
+    async def _forget(self, request: w.ForgetRequest) -> None:
+        await self._post("forget", request.body())
 
     async def inspect(self, tenant: str) -> Derived:
         scope = self.scope(tenant)
-        scopes = parse(w.Scopes, await self._get("scopes/list", prefix=scope), self.name).scopes
-        derived = Derived()
-        for each in scopes or [scope]:
-            facts = parse(w.Facts, await self._get("facts", scope=each), self.name).facts
-            beliefs = parse(w.Beliefs, await self._get("beliefs", scope=each), self.name).beliefs
-            derived.facts += [f.describe() for f in facts]
-            derived.beliefs += [b.describe() for b in beliefs]
-        return derived
+        facts = parse(w.Listing, await self._get("facts", scope=scope, view="local"), self.name)
+        beliefs = parse(w.Listing, await self._get("beliefs", scope=scope, view="local"), self.name)
+        return Derived(
+            facts=[w.WireFact.model_validate(row).describe() for row in facts.rows()],
+            beliefs=[w.WireBelief.model_validate(row).claim.describe() for row in beliefs.rows()],
+        )
+
+    async def _admin_usage(self) -> w.AdminUsage:
+        return parse(w.AdminUsage, await self._get("admin/usage"), self.name)
 
     async def usage(self) -> Usage:
-        return (await self._backlog()).usage
-
-
-class _Reading:
-    """One read of `v1/admin/usage`: what was spent, and the enrichment backlog."""
-
-    def __init__(self, data: Any, engine: str) -> None:
-        raw = parse(w.AdminUsage, data, engine)
-        self.usage = Usage(
-            calls=raw.calls, tokens=raw.tokens, usd_micros=round(raw.cost_usd * 1_000_000)
+        total = (await self._admin_usage()).total
+        return Usage(
+            calls=total.calls,
+            tokens=total.tokens_total + total.tokens_unsplit,
+            usd_micros=round(total.cost_usd * 1_000_000),
         )
-        self.pending = raw.enrichment.pending
+
+
+def written(envelope: w.Envelope) -> str:
+    """The label `list` reports for this write."""
+    labels = envelope.context.labels or []
+    return labels[0]
+
+
+def written_labels(events: Iterable[w.Event]) -> Iterable[str]:
+    for event in events:
+        yield from (x for x in event.context.labels if x.startswith(WRITE_LABEL))
+
+
+def _iso(at: datetime) -> str:
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).isoformat().replace("+00:00", "Z")
+
+
+def _line(event: w.Event) -> str:
+    """A pack line: a logged turn with its time and speaker, anything else as stored."""
+    content = event.content
+    if event.modality == "conversation" and content.role:
+        return turn_bullet(content.role, event.context.observed_at, content.text)
+    return content.text
+
+
+def _hit(event: w.Event) -> Hit:
+    labels = event.context.labels
+    sources = [x.removeprefix(SOURCE_LABEL) for x in labels if x.startswith(SOURCE_LABEL)]
+    return Hit(text=event.content.text, source=sources[0] if sources else None, sources=sources)

@@ -1,17 +1,24 @@
-"""CortexDB's v1 wire as memeval uses it: request and response bodies.
+"""CortexDB's v1 wire as memeval speaks it, field by field.
 
-Public material on CortexDB confirms the bearer key (`CORTEX_API_KEY`), the default port 3141
-and that writes are accepted before they are indexed. The route list comes from memeval's
-adapters issue; the body shapes below are memeval's reading of them, kept in this one module
-so that a correction touches nothing else:
+Sources: the request builders of CortexDB's own SDK (`cortexdbai` 0.12, `cortexdb/v1/client.py`:
+`_envelope`, `recall`, `events`, `_forget_body`, `build_beliefs`) and TinyMemory's wire notes and
+loopback doubles (`docs/architecture/cortex-wire.md`, `cortex/testing/{routes,log}.rs`), which
+record what a live CortexDB 0.10 answers. Both surfaces (`/v1/*` and TinyHumans' `/memory/*`)
+take the same bodies.
 
-- every write is an *experience* `{scope, kind, text, ...}` answered by `{id, jobs?}`; `jobs`
-  name derived work (belief builds) the write queued, replayed at the synthesis step;
-- `GET v1/events?scope=&cursor=&limit=` pages `{events: [{id, type, experience_id}],
-  next_cursor}`; an `experience.indexed` event makes that experience visible;
-- `POST v1/recall` answers `{items, markdown?, tokens?, abstained?, answer?, conflicts?}`;
-- inspector lists are `{facts: [...]}`, `{beliefs: [...]}`, `{conflicts: [...]}`,
-  `{scopes: [...]}`; `v1/admin/usage` is `{calls, tokens, cost_usd, enrichment: {pending}}`.
+- A write is one closed `ExperienceEnvelope`: `scope`, `modality`, `content` (kind `message`:
+  `role`, `text`), `context` (`observed_at`, `labels`) and a body `idempotency_key` of at most
+  64 characters. An unknown field anywhere is a 422, so requests here forbid extras.
+- The receipt is `{event_id, status, replayed_from_idempotency}` (202). The same key with the
+  same body replays the first event; the key outlives a scope-wide forget but is released by a
+  forget of the event's own id.
+- `GET v1/events` pages `{items, has_more, next_cursor}`, newest first, every event listed twice
+  (`limit` counts the copies).
+- `POST v1/recall` takes only `scope`, `query`, `view`, `include`, `diagnostics`, `budgets`,
+  `temporal` and `filters`, and answers a stratified pack `{pack_id, layers, context_block}`.
+- `POST v1/forget` needs a selector (`memory_ids`, at most 100) unless `confirm_all`, and
+  refuses the two together.
+- Errors are `{error_code, message}`; `v1/admin/usage` is `{total, enrichment_backlog}`.
 
 Responses ignore fields memeval does not read, so a newer server keeps working.
 """
@@ -21,12 +28,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from memeval.engines.types import Belief, ConflictReport, Hit, HitSpan, ToolCallRef
-
-INDEXED = "experience.indexed"
-Purpose = Literal["query", "pre_turn", "session_start", "compaction", "context"]
+Role = Literal["user", "assistant", "system", "tool"]
+Modality = Literal["document", "observation", "conversation"]
+FORGET_BATCH = 100
+"""Ids per forget request: CortexDB takes at most this many in one selector."""
 
 
 class Request(BaseModel):
@@ -41,204 +48,198 @@ class Response(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class Fact(Request):
-    """An assertion's structure, for the fixture face; CortexDB may extract its own too."""
-
-    subject: str | None = None
-    predicate: str | None = None
-    object: str | None = None
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
-    trust: str | None = None
-    exclusive: bool = False
-    supersedes: str | None = None
-    retracts: str | None = None
-    challenges: str | None = None
-    derived_from: list[str] = Field(default_factory=list)
-    excerpt: str | None = None
+# ---- writes ------------------------------------------------------------------------------
 
 
-class Experience(Request):
-    scope: str
-    kind: Literal["assertion", "document", "learning", "turn"]
+class Message(Request):
+    kind: Literal["message"] = "message"
+    role: Role
     text: str
-    external_id: str | None = None
-    title: str | None = None
-    source: str | None = None
-    confidence: float | None = None
-    agent: str | None = None
-    thread: str | None = None
-    role: str | None = None
-    at: datetime | None = None
-    tool_calls: list[ToolCallRef] = Field(default_factory=list)
-    fact: Fact | None = None
-    idempotency_key: str | None = Field(default=None, description="Per item, in bulk writes.")
+
+
+class WriteContext(Request):
+    observed_at: datetime | None = None
+    labels: list[str] | None = None
+
+
+class Envelope(Request):
+    scope: str
+    modality: Modality
+    content: Message
+    context: WriteContext
+    idempotency_key: str = Field(max_length=64)
 
 
 class Bulk(Request):
-    items: list[Experience]
+    items: list[Envelope] = Field(max_length=1000)
+    ordering: Literal["strict_temporal"] = "strict_temporal"
 
 
-class Written(Response):
-    id: str
-    jobs: list[str] = Field(default_factory=list)
+class Ack(Response):
+    event_id: str
+    replayed_from_idempotency: bool = False
 
 
-class BulkWritten(Response):
-    items: list[Written] = Field(default_factory=list)
+class BulkAck(Response):
+    results: list[Ack]
 
 
-class Event(Response):
-    id: str
-    type: str
-    experience_id: str | None = None
+# ---- reads -------------------------------------------------------------------------------
 
 
-class EventPage(Response):
-    events: list[Event] = Field(default_factory=list)
-    next_cursor: str | None = None
+class Budgets(Request):
+    per_layer_limits: dict[str, int]
 
 
-class RecallTurn(Request):
-    role: str
-    text: str
-    at: datetime
+class MetadataFilter(Request):
+    labels: list[str]
+
+
+class Filters(Request):
+    metadata: MetadataFilter
+
+
+class Temporal(Request):
+    valid_during: str = Field(description="Capture time, `start..end`; it filters.")
 
 
 class RecallRequest(Request):
     scope: str
-    query: str
-    k: int
-    purpose: Purpose
-    as_of: datetime | None = None
-    agent: str | None = None
-    thread: str | None = None
-    heading: str | None = None
-    exclude: list[RecallTurn] = Field(
-        default_factory=list, description="Turns still in the prompt: never recall them."
-    )
+    query: str | None = None
+    budgets: Budgets
+    filters: Filters | None = None
+    temporal: Temporal | None = None
 
 
-class Span(Response):
-    start: int
-    end: int
-    text: str
+class EventContent(Response):
+    kind: str = "message"
+    role: str | None = None
+    text: str = ""
 
 
-class Item(Response):
+class EventContext(Response):
+    labels: list[str] = Field(default_factory=list)
+    observed_at: datetime | None = None
+
+
+class Event(Response):
     id: str
-    text: str
-    external_id: str | None = None
-    source: str | None = None
-    sources: list[str] = Field(default_factory=list)
-    score: float | None = None
-    confidence: float | None = None
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
-    span: Span | None = None
-    derived_from: list[str] = Field(default_factory=list)
-
-    def hit(self) -> Hit:
-        return Hit(
-            text=self.text,
-            source=self.source,
-            span=HitSpan(**self.span.model_dump()) if self.span else None,
-            confidence=self.confidence,
-            assertion_id=self.external_id,
-            valid_from=self.valid_from,
-            valid_to=self.valid_to,
-            derivation=self.derived_from,
-            sources=self.sources,
-            score=self.score,
-        )
+    modality: str = ""
+    content: EventContent = Field(default_factory=EventContent)
+    context: EventContext = Field(default_factory=EventContext)
 
 
-class Conflict(Response):
-    ids: list[str]
-    resolved_to: str | None = None
-    reason: str = ""
-
-    def report(self) -> ConflictReport | None:
-        return ConflictReport(**self.model_dump()) if len(self.ids) >= 2 else None
+class EventPage(Response):
+    items: list[Event] = Field(default_factory=list)
+    has_more: bool = False
+    next_cursor: str | None = None
 
 
-class Recalled(Response):
-    items: list[Item] = Field(default_factory=list)
-    markdown: str | None = None
-    tokens: int | None = None
-    abstained: bool = False
-    answer: str | None = None
-    conflicts: list[Conflict] = Field(default_factory=list)
+def term(value: Any) -> str:
+    """A claim part (`{type, id, name}`, `{type, datatype, value}` or plain text) as text."""
+    if isinstance(value, dict):
+        return str(value.get("name") or value.get("value") or value.get("id") or "")
+    return "" if value is None else str(value)
+
+
+class Claim(Response):
+    subject: Any = None
+    predicate: str = ""
+    object: Any = None
+
+    def describe(self) -> str:
+        parts = (term(self.subject), self.predicate.replace("_", " "), term(self.object))
+        return " ".join(p for p in parts if p)
 
 
 class WireBelief(Response):
-    subject: str = ""
-    value: str = ""
-    text: str | None = None
-    sources: list[str] = Field(default_factory=list)
-    disagreement: list[str] = Field(default_factory=list)
+    id: str = ""
+    claim: Claim = Field(default_factory=Claim)
+    stance: str = "supported"
+    confidence: float | None = None
 
-    def belief(self) -> Belief:
-        return Belief(
-            subject=self.subject,
-            value=self.value or self.text or "",
-            sources=self.sources,
-            disagreement=self.disagreement,
-        )
 
-    def describe(self) -> str:
-        return self.text or f"{self.subject}: {self.value}"
+class WireFact(Claim):
+    id: str = ""
+
+
+class Layers(Response):
+    events: list[Event] = Field(default_factory=list)
+    facts: list[WireFact] = Field(default_factory=list)
+    beliefs: list[WireBelief] = Field(default_factory=list)
+
+
+class Pack(Response):
+    pack_id: str | None = None
+    layers: Layers = Field(default_factory=Layers)
+    context_block: str = ""
 
 
 class Built(Response):
-    beliefs: list[WireBelief] = Field(default_factory=list)
-    built: int | None = None
+    built: int = 0
+    items: list[WireBelief] = Field(default_factory=list)
 
 
-class WireFact(Response):
-    text: str | None = None
-    subject: str | None = None
-    predicate: str | None = None
-    object: str | None = None
+class Listing(Response):
+    """`GET v1/facts` and `v1/beliefs`: the rows come as `items` or under the layer's name."""
 
-    def describe(self) -> str:
-        return self.text or " ".join(p for p in (self.subject, self.predicate, self.object) if p)
+    items: list[dict[str, Any]] = Field(default_factory=list)
+    facts: list[dict[str, Any]] = Field(default_factory=list)
+    beliefs: list[dict[str, Any]] = Field(default_factory=list)
 
-
-class Facts(Response):
-    facts: list[WireFact] = Field(default_factory=list)
+    def rows(self) -> list[dict[str, Any]]:
+        return self.items or self.facts or self.beliefs
 
 
-class Beliefs(Response):
-    beliefs: list[WireBelief] = Field(default_factory=list)
+# ---- forget ------------------------------------------------------------------------------
 
 
-class Conflicts(Response):
-    conflicts: list[Conflict] = Field(default_factory=list)
+class Selector(Request):
+    memory_ids: list[str] = Field(min_length=1, max_length=FORGET_BATCH)
 
 
-class Scopes(Response):
-    scopes: list[str] = Field(default_factory=list)
+class ForgetRequest(Request):
+    """Always by ids: an empty selector would mean the whole scope, and a scope-wide forget
+    keeps the writes' idempotency keys, so a case retried on the scope would be swallowed."""
+
+    scope: str
+    selector: Selector
+    cascade: Literal["derived_only"] = "derived_only"
+    confirm_all: Literal[False] = False
+    reason: str = "memeval: the case is done with this tenant"
 
 
-class Actor(Response):
-    actor: str
+# ---- account -----------------------------------------------------------------------------
+
+
+class Whoami(Response):
+    caller: str
+
+    @field_validator("caller")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("whoami named no caller")
+        return value.strip()
 
 
 class Version(Response):
     version: str = "unknown"
+    capabilities: list[str] = Field(default_factory=list)
 
 
-class Health(Response):
-    status: str
+class UsageTotal(Response):
+    calls: int = 0
+    tokens_total: int = 0
+    tokens_unsplit: int = 0
+    cost_usd: float = 0.0
 
 
 class Backlog(Response):
-    pending: int = 0
+    jobs_pending: int = 0
+    jobs_queued_total: int = 0
 
 
 class AdminUsage(Response):
-    calls: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
-    enrichment: Backlog = Field(default_factory=Backlog)
+    total: UsageTotal = Field(default_factory=UsageTotal)
+    enrichment_backlog: Backlog = Field(default_factory=Backlog)
