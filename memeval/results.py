@@ -160,6 +160,8 @@ class CaseResult(Model):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     evaluated_at: datetime | None = None  # the pinned evaluation time the case ran at
+    attempt: int = 0  # earlier attempts infrastructure broke off, each on its own tenant
+    infra_retries: int = 0  # engine requests retried within this attempt (5xx, 429, timeout)
 
 
 class Kpi(Model):
@@ -183,3 +185,17 @@ class RunReport(Model):
     kpis: list[Kpi] = Field(default_factory=list)
     cases: list[CaseResult] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list, description="Cases with no result yet.")
+    partial: bool = Field(
+        default=False, description="The composite and KPIs leave out some planned cases."
+    )
+    unscored: list[str] = Field(
+        default_factory=list,
+        description="Planned cases left out of the score, as `case#trial (status)`: "
+        "no result yet, lost, errored or skipped for budget.",
+    )
+    infra_retries: int = Field(
+        default=0, description="Engine requests retried after an infrastructure failure."
+    )
+    case_restarts: int = Field(
+        default=0, description="Cases infrastructure broke off, rerun on a fresh tenant."
+    )

@@ -68,7 +68,7 @@ class CaseJob(BaseModel):
         """What the task returns: the same for every execution, so a redelivery changes nothing."""
         return {"run_id": self.run_id, "case_id": self.case.id, "trial": self.trial}
 
-    def failed(self, reason: str, started_at: datetime) -> CaseResult:
+    def failed(self, reason: str, started_at: datetime, attempt: int = 0) -> CaseResult:
         """A result for a case that could not run to the end; resumable, never scored."""
         return CaseResult(
             run_id=self.run_id,
@@ -77,7 +77,8 @@ class CaseJob(BaseModel):
             kind=self.case.kind,
             dimension=self.case.dimension.value if isinstance(self.case, Fixture) else None,
             engine=self.engine,
-            tenant=tenant_base(self.run_id, self.case.id, self.trial),
+            tenant=tenant_base(self.run_id, self.case.id, self.trial, attempt),
+            attempt=attempt,
             status=CaseStatus.error,
             error=reason,
             started_at=started_at,

@@ -92,7 +92,8 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings) -> CaseResult:
     started = datetime.now(UTC)
     try:
         return RUNTIME.run(
-            case_with_limits(job, str(task.app.conf.result_backend)), timeout=settings.case_timeout
+            case_with_limits(job, str(task.app.conf.result_backend), task.request.retries),
+            timeout=settings.case_timeout,
         )
     except EngineUnavailable as exc:
         attempt = task.request.retries
@@ -110,12 +111,13 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings) -> CaseResult:
             redact(traceback.format_exc()),
         )
         reason = f"{type(exc).__name__}: {exc}"
-    return job.failed(redact(reason), started)
+    return job.failed(redact(reason), started, attempt=task.request.retries)
 
 
-async def case_with_limits(job: CaseJob, redis_url: str) -> CaseResult:
+async def case_with_limits(job: CaseJob, redis_url: str, attempt: int = 0) -> CaseResult:
     """The case behind the global rate limiter and with the run's answering model, both kept
-    in the farm's Redis so every worker on every machine shares them."""
+    in the farm's Redis so every worker on every machine shares them. `attempt` is the task's
+    retry count, so each retry runs on a fresh tenant."""
     async with (
         limited_engine(RUNTIME.engine(job.engine), job.options.rates, redis_url) as engine,
         answerer_for(
@@ -129,6 +131,7 @@ async def case_with_limits(job: CaseJob, redis_url: str) -> CaseResult:
             engine,
             run_id=job.run_id,
             trial=job.trial,
+            attempt=attempt,
             options=job.options,
             answerer=answerer,
         )

@@ -23,7 +23,7 @@ from memeval.cli.summary import print_summary
 from memeval.errors import UsageError
 from memeval.report.write import Format, render_as
 from memeval.results import CaseStatus
-from memeval.store import RunStatus
+from memeval.store import RunRecord, RunStatus
 from workers.aggregate import load_report, require_run
 from workers.embedded import Pool
 from workers.settings import FarmSettings, load_settings
@@ -145,7 +145,13 @@ def runs(
     records = usable_store().list_runs(limit)
     if as_json:
         print(
-            json.dumps([r.model_dump(mode="json", exclude={"planned"}) for r in records], indent=2)
+            json.dumps(
+                [
+                    r.model_dump(mode="json", exclude={"planned"}) | {"partial": _partial(r)}
+                    for r in records
+                ],
+                indent=2,
+            )
         )
         return
     table = Table()
@@ -164,9 +170,16 @@ def runs(
             record.label,
             record.engine,
             record.suite,
-            record.status.value,
+            record.status.value + (", partial" if _partial(record) else ""),
             f"{record.created_at:%Y-%m-%d %H:%M}",
             str(done),
             str(record.planned_count),
         )
     out.print(table)
+
+
+def _partial(record: RunRecord) -> bool:
+    """An ended run whose scores leave out some planned case (lost, errored, skipped, never
+    run): its composite must not read as the whole suite's."""
+    ended = record.status is not RunStatus.running
+    return ended and record.counts.get(CaseStatus.done, 0) < record.planned_count

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from memeval.report.caveats import infra_note, partial_note
 from memeval.report.markdown import pct
 from memeval.results import RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
@@ -22,7 +24,8 @@ def print_summary(report: RunReport, console: Console) -> None:
         dims.add_column("score", justify="right")
         for dim in Dimension:
             dims.add_row(dim.value, f"{WEIGHTS[dim]:.2f}", pct(report.dimensions.get(dim.value)))
-        dims.add_row("[bold]composite[/]", "", f"[bold]{pct(report.composite)}[/]")
+        name = "[bold]composite[/]" + (" [yellow](partial)[/]" if report.partial else "")
+        dims.add_row(name, "", f"[bold]{pct(report.composite)}[/]")
         console.print(dims)
     kpis = Table(title="KPIs")
     for column in ("group", "kpi", "value", "n"):
@@ -36,3 +39,6 @@ def print_summary(report: RunReport, console: Console) -> None:
     bad = [c for c in report.cases if c.status.value != "done"]
     if bad or report.missing:
         console.print(f"[yellow]{len(bad)} cases not done, {len(report.missing)} missing[/]")
+    for note, style in ((partial_note(report), "yellow"), (infra_note(report), "dim")):
+        if note is not None:
+            console.print(f"[{style}]{escape(note)}[/]", highlight=False)

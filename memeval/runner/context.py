@@ -29,9 +29,13 @@ class RunOptions(BaseModel):
     )
 
 
-def tenant_base(run_id: str, case_id: str, trial: int) -> str:
-    """`{run}-{case}-{trial}`, with the case id's slashes made path-safe."""
-    return f"{run_id}-{case_id.replace('/', '.')}-{trial}"
+def tenant_base(run_id: str, case_id: str, trial: int, attempt: int = 0) -> str:
+    """`{run}-{case}-{trial}-a{attempt}`, with the case id's slashes made path-safe.
+
+    The attempt is part of it because a case that infrastructure broke off is retried from
+    the start: on its own tenant, it cannot meet the writes (or the failed forget) of the
+    attempt before, and its write keys cannot replay that attempt's answers."""
+    return f"{run_id}-{case_id.replace('/', '.')}-{trial}-a{attempt}"
 
 
 class CaseContext:
@@ -40,7 +44,7 @@ class CaseContext:
     ) -> None:
         self.result = result
         self.options = options
-        self.watch = Stopwatch()
+        self.watch = Stopwatch(writer=result.tenant)
         self.answerer = answerer
         self.answers_stopped: AnswerResult | None = None  # the reply that ended its model calls
 

@@ -68,7 +68,11 @@ def _probes(cases: list[CaseResult], tag: str | None = None) -> list[ProbeResult
 
 
 def kpis(cases: list[CaseResult]) -> list[Kpi]:
+    """Scores come from the cases that ran to the end, as the composite's do: an errored or
+    lost case says nothing about memory, and its rerun will count instead. Spend is counted
+    over every case, since it was paid whatever became of the case."""
     records: list[Kpi] = []
+    spent, cases = cases, [c for c in cases if c.status is CaseStatus.done]
 
     def add(group: str, name: str, value: tuple[float | None, int], unit: str, better: str) -> None:
         number, n = value
@@ -148,12 +152,12 @@ def kpis(cases: list[CaseResult]) -> list[Kpi]:
         "higher",
     )
 
-    spend = engine_spend(cases)
+    spend = engine_spend(spent)
     engine_usd = None if spend is None else spend.usd_micros / 1e6
-    answer_usd = sum(c.answerer_usd_micros for c in cases) / 1e6
+    answer_usd = sum(c.answerer_usd_micros for c in spent) / 1e6
     correct = sum(p.hit for p in probes) + sum(ch.ok for c in cases for ch in c.checks)
-    add("cost", "engine_usd", (engine_usd, len(cases)), "usd", "lower")
-    add("cost", "answerer_usd", (answer_usd, len(cases)), "usd", "lower")
+    add("cost", "engine_usd", (engine_usd, len(spent)), "usd", "lower")
+    add("cost", "answerer_usd", (answer_usd, len(spent)), "usd", "lower")
     per = ((engine_usd or 0.0) + answer_usd) / correct if correct else None
     add("cost", "usd_per_correct", (per, correct), "usd", "lower")
     tokens = [float(p.pack_tokens) for p in probes]

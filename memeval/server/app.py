@@ -4,6 +4,8 @@ Routes and bodies come from `memeval.engines.adapters.protocol`, so this server 
 engine agree by construction. The token is compared in constant time, and the OpenAPI
 document (at /openapi.json, readable without a token) declares the bearer scheme and every
 status a route can answer, so a generated client or a schema fuzzer sees the whole contract.
+Writes honour an `Idempotency-Key` (`memeval.server.replays`): a write retried after its
+response was lost is stored once.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, Path, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
@@ -21,6 +23,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import SecretStr
 from starlette.exceptions import HTTPException
 
+from memeval.engines import idempotency
 from memeval.engines.adapters import protocol as p
 from memeval.engines.base import Engine, EngineUnavailable, Unsupported
 from memeval.engines.types import (
@@ -34,12 +37,22 @@ from memeval.engines.types import (
     TurnContext,
     Usage,
 )
+from memeval.server.replays import KeyReused, Replays
 
 Tenant = Annotated[str, Path(pattern=p.TENANT_PATTERN, description="Whose memory; isolated.")]
 AssertionId = Annotated[str, Path(pattern=p.TENANT_PATTERN)]
+WriteKey = Annotated[
+    str | None,
+    Header(
+        alias=idempotency.HEADER,
+        max_length=400,
+        description="Names this write: a repeat of the key gets the first answer, stored once.",
+    ),
+]
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": p.Problem, "description": "The body is not JSON."},
     401: {"model": p.Problem, "description": "Missing or wrong bearer token."},
+    409: {"model": p.Problem, "description": "The Idempotency-Key was sent with another body."},
     500: {"model": p.Problem, "description": "The engine failed on this call."},
     501: {"model": p.Problem, "description": "The engine lacks the capability."},
     503: {"model": p.Problem, "description": "The engine is down; retry later."},
@@ -78,8 +91,9 @@ def create_app(engine: Engine, token: SecretStr) -> FastAPI:
         dependencies=[Depends(authorize)], responses=ERRORS, route_class=_EngineRoute
     )
     _meta_routes(router, engine)
-    _fixture_routes(router, engine)
-    _lifecycle_routes(router, engine)
+    replays = Replays()
+    _fixture_routes(router, engine, replays)
+    _lifecycle_routes(router, engine, replays)
     app.include_router(router)
     return app
 
@@ -95,10 +109,10 @@ def _meta_routes(router: APIRouter, engine: Engine) -> None:
         return await engine.usage()
 
 
-def _fixture_routes(router: APIRouter, engine: Engine) -> None:
+def _fixture_routes(router: APIRouter, engine: Engine, replays: Replays) -> None:
     @router.post(p.TENANT + p.ASSERTIONS, status_code=204, tags=["fixture"])
-    async def store(tenant: Tenant, assertion: Assertion) -> Response:
-        await engine.store(tenant, assertion)
+    async def store(tenant: Tenant, assertion: Assertion, key: WriteKey = None) -> Response:
+        await replays.once(tenant, key, assertion, lambda: engine.store(tenant, assertion))
         return Response(status_code=204)
 
     @router.post(p.TENANT + p.QUERY, response_model=QueryResult, tags=["fixture"])
@@ -114,13 +128,16 @@ def _fixture_routes(router: APIRouter, engine: Engine) -> None:
     @router.delete(p.TENANT + p.ASSERTIONS, status_code=204, tags=["fixture"])
     async def reset(tenant: Tenant) -> Response:
         await engine.reset(tenant)
+        replays.forget(tenant)
         return Response(status_code=204)
 
 
-def _lifecycle_routes(router: APIRouter, engine: Engine) -> None:
+def _lifecycle_routes(router: APIRouter, engine: Engine, replays: Replays) -> None:
     @router.post(p.TENANT + p.MEMORIES, response_model=p.WriteAck, tags=["lifecycle"])
-    async def ingest(tenant: Tenant, item: MemoryItem) -> p.WriteAck:
-        return p.WriteAck(id=await engine.ingest(tenant, item))
+    async def ingest(tenant: Tenant, item: MemoryItem, key: WriteKey = None) -> p.WriteAck:
+        return p.WriteAck(
+            id=await replays.once(tenant, key, item, lambda: engine.ingest(tenant, item))
+        )
 
     @router.get(p.TENANT + p.MEMORIES, response_model=p.Listing, tags=["lifecycle"])
     async def listing(tenant: Tenant) -> p.Listing:
@@ -129,15 +146,21 @@ def _lifecycle_routes(router: APIRouter, engine: Engine) -> None:
     @router.delete(p.TENANT + p.MEMORIES, status_code=204, tags=["lifecycle"])
     async def forget(tenant: Tenant) -> Response:
         await engine.forget(tenant)
+        replays.forget(tenant)
         return Response(status_code=204)
 
     @router.post(p.TENANT + p.PRE_TURN, response_model=Pack, tags=["lifecycle"])
-    async def pre_turn(tenant: Tenant, ctx: TurnContext) -> Pack:
-        return await engine.pre_turn(tenant, ctx)
+    async def pre_turn(tenant: Tenant, ctx: TurnContext, key: WriteKey = None) -> Pack:
+        return await replays.once(tenant, key, ctx, lambda: engine.pre_turn(tenant, ctx))
 
     @router.post(p.TENANT + p.POST_TURN, response_model=p.WriteAck, tags=["lifecycle"])
-    async def post_turn(tenant: Tenant, body: p.PostTurnRequest) -> p.WriteAck:
-        return p.WriteAck(id=await engine.post_turn(tenant, body.agent, body.thread, body.turn))
+    async def post_turn(
+        tenant: Tenant, body: p.PostTurnRequest, key: WriteKey = None
+    ) -> p.WriteAck:
+        def write() -> Awaitable[str]:
+            return engine.post_turn(tenant, body.agent, body.thread, body.turn)
+
+        return p.WriteAck(id=await replays.once(tenant, key, body, write))
 
     @router.post(p.TENANT + p.SESSIONS, response_model=Pack, tags=["lifecycle"])
     async def start_session(tenant: Tenant, body: p.SessionRequest) -> Pack:
@@ -176,6 +199,8 @@ class _EngineRoute(APIRoute):
                 return _problem(401, "missing or wrong bearer token")
             except Unsupported as exc:
                 return _problem(501, str(exc), capability=exc.capability)
+            except KeyReused as exc:
+                return _problem(409, str(exc))
             except EngineUnavailable as exc:
                 return _problem(503, str(exc) or "engine unavailable")
             except Exception as exc:  # an engine bug is that call's failure, not the server's

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
+from memeval.engines import idempotency
 from memeval.engines.adapters import protocol as p
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
@@ -55,9 +56,14 @@ class HttpEngine(RemoteEngine):
         self.capabilities = frozenset(info.capabilities)
 
     async def _call(self, method: str, path: str, body: Any = None) -> Any:
-        """One protocol call; a 501 becomes `Unsupported`, naming what the server lacks."""
+        """One protocol call; a 501 becomes `Unsupported`, naming what the server lacks.
+
+        A write the runner named carries its `Idempotency-Key`, the same on every retry, so a
+        write whose response was lost is stored once by a server that honours it."""
+        key = idempotency.current() if method == "POST" else None
+        headers = {idempotency.HEADER: key} if key is not None else None
         try:
-            return await self.request(method, path, json=body)
+            return await self.request(method, path, json=body, headers=headers)
         except RemoteError as exc:
             if exc.status == 501 and isinstance(exc.body, dict):
                 capability = exc.body.get("capability")

@@ -3,11 +3,15 @@
 Outcomes are sorted by what the farm should do with them:
 
 - 429 and 5xx are retried here with exponential backoff, honouring Retry-After; connection
-  errors and timeouts too. Once retries run out, a 429, 502, 503, 504 or a lost connection
-  is `EngineUnavailable` (infrastructure: the farm retries the whole case later), while a
-  500 is `RemoteError` (the engine broke on this input: a scored failure). Every 429 also
+  errors and timeouts too. Once retries run out, any of them is `EngineUnavailable`: the
+  service could not answer, which says nothing about its memory, so the farm retries the
+  whole case on a fresh tenant instead of scoring a miss (a 500 is no exception: behind a
+  proxy or a load balancer it is as often the front door's as the engine's). Every 429 also
   goes to `pause`, by default the hook the caller installed with `back_pressure` (the farm's
   global limiter): one worker sleeping alone would leave the others hammering the service.
+- Every failed attempt is reported to `memeval.engines.attempts` with what it cost, the wait
+  after it included, so the stopwatch times only the attempt that answered and the report
+  counts the infrastructure errors a run met.
 - 401 and 403 are `AuthRejected`, whose fix names the variable that holds the key: retrying
   cannot help, and every later case would fail the same way.
 - 402 is `CreditsExhausted`: the account cannot pay, so the run stops instead of failing
@@ -23,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,13 +38,13 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
+from memeval.engines.attempts import failed_attempt
 from memeval.engines.base import CreditsExhausted, EngineUnavailable
 from memeval.errors import MemevalError
 
 log = logging.getLogger(__name__)
 
 RETRIED = frozenset({429, 500, 502, 503, 504})
-UNAVAILABLE = frozenset({429, 502, 503, 504})
 MAX_WAIT = 60.0  # a Retry-After longer than this is left to the farm's own case retry
 MASK = "***"
 
@@ -153,30 +158,34 @@ class Transport:
         where = f"{method} {path}"
         attempt = 0
         while True:
+            began = time.perf_counter()
             response, failure = await self._attempt(method, path, json, params, headers)
             if response is not None:
                 if response.is_success:
                     return response
                 self._raise_final(where, response)
             wait = self._wait(attempt, response)
-            if response is not None and response.status_code == 429:
-                await self.pause(wait)  # before giving up too: the others should still slow down
-            if attempt >= self._retries:
-                raise self._exhausted(where, failure, response)
-            if wait > MAX_WAIT:
-                raise EngineUnavailable(
-                    f"{self.engine}: {where} {failure} and asked to wait {wait:g}s"
+            try:
+                if response is not None and response.status_code == 429:
+                    await self.pause(wait)  # before giving up too: the others should slow down
+                if attempt >= self._retries:
+                    raise self._exhausted(where, failure, response)
+                if wait > MAX_WAIT:
+                    raise EngineUnavailable(
+                        f"{self.engine}: {where} {failure} and asked to wait {wait:g}s"
+                    )
+                log.warning(
+                    "%s: %s %s; retry %d of %d in %.2fs",
+                    self.engine,
+                    where,
+                    failure,
+                    attempt + 1,
+                    self._retries,
+                    wait,
                 )
-            log.warning(
-                "%s: %s %s; retry %d of %d in %.2fs",
-                self.engine,
-                where,
-                failure,
-                attempt + 1,
-                self._retries,
-                wait,
-            )
-            await asyncio.sleep(wait)
+                await asyncio.sleep(wait)
+            finally:
+                failed_attempt((time.perf_counter() - began) * 1000.0)
             attempt += 1
 
     async def _attempt(
@@ -201,8 +210,10 @@ class Transport:
             )
         except httpx.TimeoutException:
             return None, "timed out"
-        except httpx.TransportError as exc:
+        except httpx.ConnectError as exc:
             return None, f"could not connect ({type(exc).__name__})"
+        except httpx.RequestError as exc:  # reset, cut off mid-body, garbled
+            return None, f"lost the exchange ({type(exc).__name__})"
         return response, f"answered {response.status_code}"
 
     def _raise_final(self, where: str, response: httpx.Response) -> None:
@@ -226,12 +237,10 @@ class Transport:
                 _body(response),
             )
 
-    def _exhausted(self, where: str, failure: str, response: httpx.Response | None) -> Exception:
+    def _exhausted(
+        self, where: str, failure: str, response: httpx.Response | None
+    ) -> EngineUnavailable:
         message = f"{self.engine}: {where} {failure} after {self._retries + 1} attempts"
-        if response is not None and response.status_code not in UNAVAILABLE:
-            return RemoteError(
-                message + self._detail(response), response.status_code, _body(response)
-            )
         return EngineUnavailable(message + (self._detail(response) if response else ""))
 
     def _wait(self, attempt: int, response: httpx.Response | None) -> float:

@@ -1,0 +1,36 @@
+"""What every surface says beside a run's numbers: which cases they leave out, and what
+infrastructure trouble the run met on the way. One wording for the terminal, md and html."""
+
+from __future__ import annotations
+
+from memeval.results import RunReport
+
+SHOWN = 10
+"""Unscored cases named in a one-line note; the JSON report and md list every one."""
+
+
+def planned(report: RunReport) -> int:
+    return len(report.cases) + len(report.missing)
+
+
+def partial_note(report: RunReport, *, every: bool = False) -> str | None:
+    """E.g. "partial: 2 of 62 planned cases are not in the score: a#0 (lost), b#0 (error)"."""
+    if not report.partial:
+        return None
+    names = report.unscored if every else report.unscored[:SHOWN]
+    more = len(report.unscored) - len(names)
+    listed = ", ".join(names) + (f" and {more} more" if more else "")
+    return (
+        f"partial: {len(report.unscored)} of {planned(report)} planned cases are not in the "
+        f"score: {listed}"
+    )
+
+
+def infra_note(report: RunReport) -> str | None:
+    """The infrastructure errors met, which never counted against the engine; None if none."""
+    if not report.infra_retries and not report.case_restarts:
+        return None
+    return (
+        f"infrastructure errors met: {report.infra_retries} requests retried, "
+        f"{report.case_restarts} cases restarted on a fresh tenant; none is in the score"
+    )
