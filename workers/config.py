@@ -18,12 +18,14 @@ from datetime import timedelta
 
 from celery import Celery
 
+from memeval.secrets import install_masking
 from workers.settings import FarmSettings
 from workers.tasks import register
 
 
 def make_app(settings: FarmSettings, broker_url: str | None = None) -> Celery:
     """`broker_url` overrides the settings' for the embedded broker, known only at run time."""
+    install_masking()  # every worker and dispatcher builds its app here: mask its logs
     url = broker_url or settings.broker_url
     app = Celery("memeval", broker=url, backend=settings.backend_for(url) if url else None)
     transport: dict[str, object] = {"visibility_timeout": settings.visibility}

@@ -26,6 +26,7 @@ from typing import IO, Literal, Self
 import redis
 
 from memeval.errors import MemevalError, UsageError
+from memeval.secrets import redact
 
 Pool = Literal["prefork", "threads"]
 START_TIMEOUT = 10.0
@@ -92,7 +93,7 @@ def _stop(proc: subprocess.Popen[bytes], sig: signal.Signals, timeout: float) ->
 
 def tail(path: Path, lines: int = 20) -> str:
     try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        return redact("\n".join(path.read_text(errors="replace").splitlines()[-lines:]))
     except OSError:
         return ""
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from memeval.plan import CaseRef
 from memeval.results import CaseResult, CaseStatus
 from memeval.runner.context import RunOptions, tenant_base
+from memeval.secrets import redact
 from memeval.store import CaseKey, PlannedCase, Store
 from memeval.suites.catalog import BUILTIN
 from memeval.suites.fixture import Fixture
@@ -50,7 +51,8 @@ class CaseJob(BaseModel):
 
     def message(self) -> dict[str, Any]:
         """Task args and options. The run id leads the args so Flower's search finds a run's
-        tasks, and the bulky case body is left out of the repr that events and logs show."""
+        tasks, and the bulky case body is left out of the repr that events and logs show.
+        Those reprs are what Flower displays, so they are masked like any text shown."""
         kwargs = {
             "engine": self.engine,
             "case": self.case.model_dump(mode="json"),
@@ -60,8 +62,8 @@ class CaseJob(BaseModel):
         return {
             "args": args,
             "kwargs": kwargs,
-            "argsrepr": repr(args),
-            "kwargsrepr": repr({"engine": self.engine, "options": kwargs["options"]}),
+            "argsrepr": redact(repr(args)),
+            "kwargsrepr": redact(repr({"engine": self.engine, "options": kwargs["options"]})),
         }
 
     def reference(self) -> dict[str, Any]:

@@ -24,12 +24,12 @@ from memeval.llm.answer import PaidCalls, answerer_for
 from memeval.results import CaseResult
 from memeval.runner import run_case
 from memeval.runner.context import RunOptions
+from memeval.secrets import redact
 from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
 from workers.aggregate import finalize, summary
 from workers.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
 from workers.limiter import limited_engine
-from workers.redact import redact
 from workers.runtime import RUNTIME
 from workers.settings import FarmSettings
 

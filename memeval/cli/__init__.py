@@ -18,6 +18,7 @@ from memeval.cli import suites as suites_cmd
 from memeval.cli import sweep as sweep_cmd
 from memeval.cli.store import store_error
 from memeval.errors import MemevalError
+from memeval.secrets import install_masking, redact
 
 app = typer.Typer(
     name="memeval",
@@ -45,6 +46,7 @@ err = Console(stderr=True)
 
 
 def main() -> None:
+    install_masking()
     try:
         app()
     except DatabaseError as exc:
@@ -56,5 +58,5 @@ def main() -> None:
 
 
 def _fail(exc: MemevalError) -> NoReturn:
-    err.print(f"[bold red]error:[/] {exc.render()}", highlight=False, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {redact(exc.render())}", highlight=False, soft_wrap=True)
     sys.exit(exc.exit_code)

@@ -31,6 +31,7 @@ from memeval.plan import select
 from memeval.report.compare_markdown import render_compare
 from memeval.report.markdown import pct
 from memeval.results import CaseStatus
+from memeval.secrets import redact_model
 from memeval.suites.catalog import resolve
 from workers.embedded import Pool
 from workers.farm import connect
@@ -147,7 +148,7 @@ def sweep_command(
     )
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(report.model_dump_json(indent=2))
+        json_path.write_text(redact_model(report).model_dump_json(indent=2))
     print_sweep(report, out)
     if report.interrupted:
         raise typer.Exit(INTERRUPTED)

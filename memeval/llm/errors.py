@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from memeval.errors import MemevalError, UsageError
+from memeval.secrets import redact
 
 KEY_VARS = ("OPENROUTER_API_KEY", "MEMEVAL_LLM_KEY")
 IN_FLIGHT = "openrouter_in_flight_budget"
@@ -75,7 +76,7 @@ def classify(
     error = error if isinstance(error, dict) else {}
     metadata = error.get("metadata")
     metadata = metadata if isinstance(metadata, dict) else {}
-    said = str(error.get("message") or "").strip()[:300]
+    said = redact(str(error.get("message") or "").strip())[:300]  # services echo headers
     what = f"{status}" + (f": {said}" if said else "")
     if status == 401:
         return AuthError(

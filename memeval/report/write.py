@@ -11,6 +11,7 @@ from memeval.report.html import render_html
 from memeval.report.intervals import RunIntervals, run_intervals
 from memeval.report.markdown import render
 from memeval.results import RunReport
+from memeval.secrets import redact_model
 
 RUNS_ROOT = Path("memeval-runs")
 
@@ -28,7 +29,9 @@ def default_out_dir(label: str, root: Path = RUNS_ROOT) -> Path:
 
 
 def render_as(report: RunReport, fmt: Format, intervals: RunIntervals | None = None) -> str:
-    """The JSON is `RunReport` whole, every pack included, so it reloads as one."""
+    """The JSON is `RunReport` whole, every pack included, so it reloads as one. Every report
+    format leaves through here, so this is where a secret quoted in a result is masked."""
+    report = redact_model(report)
     if fmt is Format.json:
         return report.model_dump_json(indent=2) + "\n"
     ci = intervals or run_intervals(report)

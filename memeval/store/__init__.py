@@ -4,9 +4,9 @@ Celery's result backend only carries small references; everything a report or a 
 read from here. One SQLite file serves a laptop; PostgreSQL serves a fleet.
 """
 
+from memeval.secrets import scrub_secrets
 from memeval.store.models import CaseKey, PlannedCase, RunRecord, RunStatus, UnknownRun
 from memeval.store.repo import Store, open_store
-from memeval.store.scrub import scrub_secrets
 from memeval.store.settings import StoreSettings, database_url
 
 __all__ = [

@@ -22,6 +22,7 @@ from sqlmodel import Session, SQLModel, col, select
 
 from memeval.errors import UsageError
 from memeval.results import CaseResult, CaseStatus
+from memeval.secrets import redact_model, scrub_secrets
 from memeval.store.convert import case_values, check_values, probe_values, run_record
 from memeval.store.engine import WRITE, create_schema, make_engine
 from memeval.store.models import (
@@ -33,7 +34,6 @@ from memeval.store.models import (
     RunStatus,
     UnknownRun,
 )
-from memeval.store.scrub import scrub_secrets
 from memeval.store.settings import database_url
 from memeval.store.tables import CaseRow, CheckRow, PaidCallRow, ProbeRow, RunRow, utcnow
 
@@ -253,8 +253,10 @@ class Store:
 
         A done result is never replaced by a non-done one: a task redelivered after it had
         already succeeded may hit a flaky engine the second time, and must not erase the
-        answer. Returns whether this result was stored.
+        answer. Returns whether this result was stored. Secrets are masked first: an error
+        or a pack may quote what a service echoed back, key included.
         """
+        result = redact_model(result)
         values = case_values(result, utcnow())
         key = {name: values[name] for name in _CASE_KEY}
         engine = self.engine

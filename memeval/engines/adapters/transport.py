@@ -41,6 +41,7 @@ from pydantic import SecretStr
 from memeval.engines.attempts import failed_attempt
 from memeval.engines.base import CreditsExhausted, EngineUnavailable
 from memeval.errors import MemevalError
+from memeval.secrets import redact
 
 log = logging.getLogger(__name__)
 
@@ -252,7 +253,7 @@ class Transport:
 
     def _detail(self, response: httpx.Response) -> str:
         text = response.text.strip().replace("\n", " ")
-        return f": {self.mask(text[:300])}" if text else ""
+        return f": {redact(self.mask(text))[:300]}" if text else ""  # masked whole, then cut
 
     def mask(self, text: str) -> str:
         if self._key is not None:

@@ -1,0 +1,194 @@
+"""Masks every secret this process knows in text that leaves it: stored, logged, shown or reported.
+
+Services quote what they were sent: an error body may echo the `Authorization` header, an
+exception may carry a URL with a key in it. The store outlives the run and its reports go to
+whoever asks, so every path out (the store's writes, the report writers, log records, task
+messages, the CLI's errors) passes through `redact` here, the one place that knows what a
+secret looks like:
+
+- the value of every environment variable whose name marks a credential (`*_KEY`, `*_TOKEN`,
+  `*SECRET*`, `*PASSWORD*`, `*_AUTH`, ...), the engines' and models' keys among them;
+- what a credential looks like wherever it came from: a bearer token, an `sk-...` key, a JWT,
+  the value of an `Authorization` or `api_key` header or parameter, a URL's password.
+
+Masking is deliberately eager: a masked word in an error message costs a little reading, a
+leaked key costs a rotation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+import traceback
+from collections.abc import Mapping
+from functools import lru_cache
+from types import TracebackType
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+MASK = "***"
+MIN_SECRET = 6
+"""Shorter values would mask ordinary words wherever they occur."""
+
+KNOWN_VARS = (
+    "OPENROUTER_API_KEY",
+    "MEMEVAL_LLM_KEY",
+    "MEMEVAL_HTTP_TOKEN",
+    "CORTEX_API_KEY",
+    "TINYHUMANS_API_KEY",
+    "MEM0_API_KEY",
+    "VERIFIEDSTATE_API_KEY",
+    "MEMEVAL_FLOWER_BASIC_AUTH",
+)
+"""The credentials memeval itself reads; masked whatever their names' shape."""
+
+_SECRET_VAR = re.compile(
+    r"(KEY|KEYS|TOKEN|TOKENS|AUTH|CREDENTIALS?)$|SECRET|PASSWORD|PASSWD|APIKEY", re.I
+)
+"""A variable name that marks a credential. `*_KEY_PREFIX` or `PWD` (a folder) do not."""
+
+SECRET_MARKERS = ("key", "token", "secret", "password")
+"""Option names dropped from what is stored: matched by substring, so broader than the above."""
+
+_HEADER = r"\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+_NAMES = r"api[-_]?key|access[-_]?token|refresh[-_]?token|client[-_]?secret|secret[-_]?key"
+_PARAM = rf"\b(?:{_NAMES})[\"']?\s*[:=]\s*[\"']?"
+_SHAPES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.I), replacement)
+    for pattern, replacement in (
+        # A credential header's or parameter's value, quoted or not, in text, JSON or a URL;
+        # a header's value may hold a space (`Bearer xyz`), a parameter's may not.
+        (rf"({_HEADER})[^\"'\\\r\n,;}}]+", rf"\1{MASK}"),
+        (rf"({_PARAM})[^\"'\\\s&,;}}]+", rf"\1{MASK}"),
+        (r"\b(bearer)\s+[A-Za-z0-9._~+/=\-]{6,}", rf"\1 {MASK}"),
+        (r"\bsk-[A-Za-z0-9_\-]{10,}", MASK),
+        (r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", MASK),
+        # A URL's password: scheme://user:password@host keeps the user and the host.
+        (r"(\b[a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@", rf"\1{MASK}@"),
+    )
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def is_secret_var(name: str) -> bool:
+    return name in KNOWN_VARS or _SECRET_VAR.search(name) is not None
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The credentials in the environment, longest first so a key never half-masks another."""
+    env = os.environ if environ is None else environ
+    values = {v for name, v in env.items() if len(v) >= MIN_SECRET and is_secret_var(name)}
+    return tuple(sorted(values, key=lambda v: (-len(v), v)))
+
+
+@lru_cache(maxsize=8)
+def _known(values: tuple[str, ...]) -> re.Pattern[str] | None:
+    return re.compile("|".join(map(re.escape, values))) if values else None
+
+
+_TRIGGER = rf"authorization|{_NAMES}|bearer|\bsk-|eyJ|://[^/\s@]*@"
+"""A part every shape above must contain, even in a JSON dump (where quotes gain a backslash)."""
+
+
+@lru_cache(maxsize=8)
+def _anything(values: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern that finds anything `redact` would mask in a JSON dump, or more: a cheap
+    test that lets clean data skip the walk. Values are also searched JSON-escaped, so one
+    holding a quote or a backslash is never missed."""
+    escaped = {s for v in values for s in (v, json.dumps(v)[1:-1])}
+    parts = [re.escape(v) for v in sorted(escaped, key=len, reverse=True)]
+    return re.compile("|".join([*parts, _TRIGGER]), re.I)
+
+
+def redact(text: str) -> str:
+    """`text` with every secret this process knows replaced by `***`."""
+    known = _known(secret_values())
+    if known is not None:
+        text = known.sub(MASK, text)
+    for pattern, replacement in _SHAPES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_data(value: Any) -> Any:
+    """The same for JSON-shaped data, string by string, so the structure stays valid."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {redact_data(k): redact_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(item) for item in value]
+    return value
+
+
+def redact_model(model: M) -> M:
+    """`model` itself when nothing in it looks secret (the common case, and the cheap one: one
+    search over its JSON), else a masked copy validated as the same type."""
+    if _anything(secret_values()).search(model.model_dump_json()) is None:
+        return model
+    return type(model).model_validate(redact_data(model.model_dump(mode="json")))
+
+
+def scrub_secrets(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Drop every option naming a credential, at any depth, and mask what is left.
+
+    Names match by substring and deliberately broadly (`max_keys` goes too): a lost harmless
+    option costs a line in a report, a stored API key costs a rotation.
+    """
+    return {
+        name: redact_data(_scrub(value))
+        for name, value in options.items()
+        if not any(marker in str(name).lower() for marker in SECRET_MARKERS)
+    }
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return scrub_secrets(value)
+    if isinstance(value, list | tuple):
+        return [_scrub(item) for item in value]
+    return value
+
+
+def install_masking() -> None:
+    """Mask every log record of this process as it is made, whichever logger or handler
+    (Celery's included, set up later) ends up writing it, and any traceback that escapes.
+    Idempotent; forked children inherit it."""
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "memeval_masks", False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        mask_record(record)
+        return record
+
+    factory.memeval_masks = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+    sys.excepthook = _masked_excepthook
+
+
+def _masked_excepthook(
+    kind: type[BaseException], exc: BaseException, tb: TracebackType | None
+) -> None:
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, exc, tb))))
+
+
+def mask_record(record: logging.LogRecord) -> None:
+    """Freeze the record's message, traceback and stack masked: formatters use them as given."""
+    try:
+        message = record.getMessage()
+    except Exception:  # a bad format string: let logging report it as it always does
+        return
+    record.msg, record.args = redact(message), None
+    if record.exc_info and not record.exc_text:
+        record.exc_text = logging.Formatter().formatException(record.exc_info)
+    if record.exc_text:
+        record.exc_text = redact(record.exc_text)
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info)
