@@ -7,6 +7,8 @@ rather than as a wrong answer.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from memeval.engines.types import (
@@ -136,6 +138,15 @@ class Engine:
         """Running totals since the engine's account began, never a delta: the runner reads
         them around each case, and only totals survive cases sharing the engine."""
         raise Unsupported(Capability.usage)
+
+
+def takes_question(method: Callable[..., Awaitable[Pack]]) -> bool:
+    """Whether a `start_session`/`compile_context` override accepts `question`: engines
+    written before it existed keep their old signature, and callers leave it out for them."""
+    try:
+        return "question" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 class EngineUnavailable(Exception):

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 from time import monotonic
 from typing import Any
 
 from memeval.agent import ScriptedAgent, thread_turns
-from memeval.engines.base import Engine, EngineUnavailable, Unsupported
+from memeval.engines.base import (
+    CreditsExhausted,
+    Engine,
+    EngineUnavailable,
+    Unsupported,
+    takes_question,
+)
 from memeval.engines.types import Capability, MemoryItem, Pack, Turn, TurnContext
 from memeval.results import CaseStatus, CheckStatus, Phase, ProbeResult
 from memeval.runner.answers import answer_probe
@@ -169,7 +173,7 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
         except Unsupported as exc:
             result.status = CheckStatus.unsupported
             result.error = str(exc)
-        except EngineUnavailable:
+        except (EngineUnavailable, CreditsExhausted):  # infrastructure, or no credit: not memory
             raise
         except Exception as exc:  # an engine bug is a memory failure: score it, keep going
             result.status = CheckStatus.error
@@ -189,14 +193,6 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
                 result.status = CheckStatus.failed
             await answer_probe(probe, result, ctx)
         ctx.result.probes.append(result)
-
-
-def _takes_question(method: Callable[..., Awaitable[Pack]]) -> bool:
-    """Engines written before `question` existed keep their old signature and still run."""
-    try:
-        return "question" in inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 async def _ask(
@@ -220,7 +216,7 @@ async def _ask(
             )
             return await watch.time("pre_turn", engine.pre_turn(tenant, turn_ctx))
         case Via.resume:
-            extra = asked if _takes_question(engine.start_session) else {}
+            extra = asked if takes_question(engine.start_session) else {}
             return await watch.time(
                 "start_session",
                 engine.start_session(tenant, probe.agent, probe.thread, probe.focus, at, **extra),
@@ -247,7 +243,7 @@ async def _ask(
             return await watch.time("pre_turn", engine.pre_turn(tenant, turn_ctx))
         case Via.context_doc:
             assert probe.heading is not None
-            extra = asked if _takes_question(engine.compile_context) else {}
+            extra = asked if takes_question(engine.compile_context) else {}
             return await watch.time(
                 "compile_context",
                 engine.compile_context(tenant, probe.agent, probe.heading, at, **extra),

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Request
@@ -23,9 +24,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import SecretStr
 from starlette.exceptions import HTTPException
 
+from memeval import clock
 from memeval.engines import idempotency
 from memeval.engines.adapters import protocol as p
-from memeval.engines.base import Engine, EngineUnavailable, Unsupported
+from memeval.engines.base import Engine, EngineUnavailable, Unsupported, takes_question
 from memeval.engines.types import (
     Assertion,
     BeliefReport,
@@ -164,7 +166,10 @@ def _lifecycle_routes(router: APIRouter, engine: Engine, replays: Replays) -> No
 
     @router.post(p.TENANT + p.SESSIONS, response_model=Pack, tags=["lifecycle"])
     async def start_session(tenant: Tenant, body: p.SessionRequest) -> Pack:
-        return await engine.start_session(tenant, body.agent, body.thread, body.focus, body.at)
+        asked = {"question": body.question} if takes_question(engine.start_session) else {}
+        return await engine.start_session(
+            tenant, body.agent, body.thread, body.focus, body.at, **asked
+        )
 
     @router.post(p.TENANT + p.COMPACTION, response_model=Pack, tags=["lifecycle"])
     async def compaction(tenant: Tenant, body: p.CompactionRequest) -> Pack:
@@ -172,7 +177,8 @@ def _lifecycle_routes(router: APIRouter, engine: Engine, replays: Replays) -> No
 
     @router.post(p.TENANT + p.CONTEXT, response_model=Pack, tags=["lifecycle"])
     async def context(tenant: Tenant, body: p.ContextRequest) -> Pack:
-        return await engine.compile_context(tenant, body.agent, body.heading, body.at)
+        asked = {"question": body.question} if takes_question(engine.compile_context) else {}
+        return await engine.compile_context(tenant, body.agent, body.heading, body.at, **asked)
 
     @router.post(p.TENANT + p.BELIEFS_BUILD, response_model=BeliefReport, tags=["lifecycle"])
     async def build_beliefs(tenant: Tenant) -> BeliefReport:
@@ -192,7 +198,8 @@ class _EngineRoute(APIRoute):
 
         async def guarded(request: Request) -> Response:
             try:
-                return await handle(request)
+                with _pinned(request):
+                    return await handle(request)
             except (RequestValidationError, HTTPException):
                 raise
             except Unauthorized:
@@ -207,6 +214,18 @@ class _EngineRoute(APIRoute):
                 return _problem(500, f"{type(exc).__name__}: {exc}")
 
         return guarded
+
+
+def _pinned(request: Request) -> AbstractContextManager[None]:
+    """The engine's clock for this call: the case's evaluation time when the client sent one
+    (`X-Memeval-Now`), else the wall clock. A malformed value is a 400, never a guess."""
+    sent = request.headers.get(p.NOW_HEADER)
+    if sent is None:
+        return nullcontext()
+    try:
+        return clock.pinned(datetime.fromisoformat(sent))
+    except ValueError:
+        raise HTTPException(400, f"{p.NOW_HEADER} is not an ISO 8601 time: {sent!r}") from None
 
 
 def _problem(status: int, detail: str, **extra: Any) -> JSONResponse:

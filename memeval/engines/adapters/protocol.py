@@ -25,6 +25,10 @@ Every memory route sits under `/v1/tenants/{tenant}/`, and every request carries
 
 A call the engine does not support answers 501 with `{"detail": ..., "capability": ...}`;
 a missing or wrong token answers 401; an engine that is down answers 503.
+
+Every call made inside a case carries the case's evaluation time in `X-Memeval-Now` (ISO
+8601), and the server pins its engine's clock (`memeval.clock`) to it for that request, so an
+engine in another process reads the same "now" as an embedded one.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from memeval.engines.types import Capability, Model, Turn
 
 VERSION = "1"
 PREFIX = "/v1"
+NOW_HEADER = "X-Memeval-Now"
+"""The case's evaluation time, sent with every call made inside a case; optional."""
 TENANT_PATTERN = r"^[A-Za-z0-9._-]{1,200}$"
 
 ENGINE = f"{PREFIX}/engine"
@@ -93,6 +99,7 @@ class SessionRequest(Model):
     thread: str | None = None
     focus: str | None = None
     at: datetime
+    question: str | None = None
 
 
 class CompactionRequest(Model):
@@ -105,6 +112,7 @@ class ContextRequest(Model):
     agent: str
     heading: str
     at: datetime
+    question: str | None = None
 
 
 class Problem(Model):
