@@ -13,7 +13,7 @@ from rich.table import Table
 from memeval.errors import UsageError
 from memeval.importers import sources
 from memeval.suites.catalog import count, resolve
-from memeval.suites.loader import CASE_ADAPTER, load_paths
+from memeval.suites.loader import document_schema, load_paths
 
 app = typer.Typer(help="List, validate and describe suites.", no_args_is_help=True)
 out = Console()
@@ -60,8 +60,9 @@ def validate(
 
 @app.command()
 def schema() -> None:
-    """Print the JSON Schema of one suite document (a scenario or a fixture) for editors."""
-    print(json.dumps(CASE_ADAPTER.json_schema(), indent=2))
+    """Print the JSON Schema of one suite document (a scenario, a fixture or suite settings)
+    for editors."""
+    print(json.dumps(document_schema(), indent=2))
 
 
 @app.command("import")

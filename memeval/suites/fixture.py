@@ -9,9 +9,12 @@ from typing import Any, Literal
 from pydantic import (
     AwareDatetime,
     Field,
+    GetJsonSchemaHandler,
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from memeval.suites.common import DEFAULT_NOW, Match, Slug, Strict, Tag, check_unique
 
@@ -164,6 +167,36 @@ class Check(Strict):
     scope: Scope | None = Field(
         default=None, description="contains/not_contains: which texts are read (see Scope)."
     )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The shape authors write, `contains: Lisbon` with options beside it, rather than the
+        `kind`/`value` pair it is read into, so an editor checks the YAML as written."""
+        handler(core)
+        text = {"type": "string", "minLength": 1}
+        ids = {"type": "array", "items": {"type": "string"}}
+        values: dict[str, Any] = {k.value: text for k in CheckKind}
+        values |= {
+            "abstain": {"const": True},
+            "conflict": ids | {"minItems": 2},
+            "sources": ids | {"minItems": 1},
+            "any_of": {"type": "array", "minItems": 2, "items": {"type": "object"}},
+        }
+        options = {
+            "within": {"type": "integer", "minimum": 1},
+            "match": {"enum": [m.value for m in Match]},
+            "scope": {"enum": [s.value for s in Scope]},
+        }
+        return {
+            "title": "Check",
+            "description": cls.__doc__,
+            "type": "object",
+            "properties": values | options,
+            "additionalProperties": False,
+            "oneOf": [{"required": [k.value]} for k in CheckKind],
+        }
 
     @model_validator(mode="before")
     @classmethod

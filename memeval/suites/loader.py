@@ -180,6 +180,19 @@ def _validate(
 
 
 SETTINGS_ADAPTER: TypeAdapter[SuiteSettings] = TypeAdapter(SuiteSettings)
+DOCUMENT_ADAPTER: TypeAdapter[Scenario | Fixture | SuiteSettings] = TypeAdapter(
+    Annotated[Scenario | Fixture | SuiteSettings, Field(discriminator="kind")]
+)
+"""Any document of a suite file: what `memeval suites schema` publishes."""
+
+
+def document_schema() -> dict[str, Any]:
+    """The JSON Schema of a suite document, with `any_of` alternatives pointing back at the
+    check definition (pydantic cannot name a model's own definition while building it)."""
+    schema = DOCUMENT_ADAPTER.json_schema()
+    check = schema["$defs"]["Check"]
+    check["properties"]["any_of"]["items"] = {"$ref": "#/$defs/Check"}
+    return schema
 
 
 def load_file(path: Path, settings: SuiteSettings | None = None) -> list[Located]:
