@@ -96,8 +96,9 @@ class NaiveEngine(Engine):
 
     async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
         pack = self._pack(tenant, "Context for the reply", ctx.turn.text)
-        state = self._tenant(tenant)
-        state.add(ctx.turn.text, f"{ctx.thread}#{len(state.ids) + 1}")
+        if ctx.log:
+            state = self._tenant(tenant)
+            state.add(ctx.turn.text, f"{ctx.thread}#{len(state.ids) + 1}")
         return pack
 
     async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
