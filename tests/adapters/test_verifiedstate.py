@@ -1,0 +1,242 @@
+"""VerifiedState's MCP tools: the fake held to what is published, then memeval's adapter on it.
+
+VerifiedState ships no client library, so the contract half drives the fake with the MCP
+protocol's own client (`mcp`) and with the bare JSON-RPC request VerifiedState's published
+plugin hook sends; the adapter half runs memeval's engine, and the full built-in suite,
+against the same server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from memeval.engines.adapters.transport import AuthRejected, RemoteError
+from memeval.engines.base import CreditsExhausted, Unsupported
+from memeval.engines.registry import describe
+from memeval.results import CaseStatus
+from memeval.runner import run_case
+from memeval.suites.catalog import resolve
+from memeval.suites.fixture import Assertion, Span
+from tests.adapters.conftest import engine_at, run
+from tests.adapters.fake_verifiedstate import NAMESPACE, VS_KEY, FakeVerifiedState
+from tests.adapters.fakes import Fault, running
+
+FIRST = Assertion(
+    id="plan-1",
+    text="Acme is on the Free plan.",
+    source="crm",
+    valid_from=datetime(2026, 1, 1, tzinfo=UTC),
+    valid_to=datetime(2026, 6, 1, tzinfo=UTC),
+)
+SECOND = Assertion(
+    id="plan-2",
+    text="Acme is on the Enterprise plan.",
+    source="billing",
+    supersedes="plan-1",
+    excerpt="Upgrade: Acme is on the Enterprise plan.",
+    span=Span(start=9, end=40),
+    valid_from=datetime(2026, 6, 1, tzinfo=UTC),
+)
+PUBLISHED_TOOLS = {"memory_ingest", "memory_query", "memory_verify", "memory_health"}
+
+
+@pytest.fixture
+def vs(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeVerifiedState, str]]:
+    fake = FakeVerifiedState()
+    monkeypatch.setenv("VERIFIEDSTATE_API_KEY", VS_KEY)
+    monkeypatch.setenv("VERIFIEDSTATE_NAMESPACE_ID", NAMESPACE)
+    with running(fake.app()) as url:
+        yield fake, url + "/mcp"
+
+
+# ---- the fake against published material --------------------------------------------------
+
+
+def test_the_mcp_client_lists_the_published_tools_and_runs_the_pipeline(vs):
+    _fake, url = vs
+
+    async def calls():
+        headers = {"Authorization": f"Bearer {VS_KEY}"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            names = {t.name for t in (await client.list_tools()).tools}
+            ingested = await client.call_tool(
+                "memory_ingest", {"content": "Alice prefers dark mode.", "source_type": "chat"}
+            )
+            assertion = ingested.structured_content["assertion_ids"][0]
+            receipt = await client.call_tool("memory_verify", {"assertion_id": assertion})
+            found = await client.call_tool(
+                "memory_query", {"query_text": "what theme does Alice prefer?"}
+            )
+            missing = await client.call_tool("memory_verify", {"assertion_id": "as_nope"})
+            return names, ingested, receipt, found, missing
+
+    names, ingested, receipt, found, missing = run(calls())
+    assert names == PUBLISHED_TOOLS
+    assert {"artifact_id", "span_count", "r2_stored"} <= set(ingested.structured_content)
+    assert {"receipt_id", "status", "final_confidence", "conflicts_found"} <= set(
+        receipt.structured_content
+    )
+    assert {"assertions", "receipts", "total"} <= set(found.structured_content)
+    assert found.structured_content["total"] == 1
+    assert missing.is_error
+
+
+def test_the_plugins_bare_tools_call_is_answered_with_json_in_text_blocks(vs):
+    _fake, url = vs
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_ingest", "arguments": {"content": "x", "metadata": {"a": 1}}},
+    }
+    headers = {
+        "Authorization": f"Bearer {VS_KEY}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    answered = httpx.post(url, json=call, headers=headers)
+    assert answered.status_code == 200
+    text = answered.json()["result"]["content"][0]["text"]
+    assert '"artifact_id"' in text
+    refused = httpx.post(url, json=call, headers={**headers, "Authorization": "Bearer vs_live_x"})
+    assert refused.status_code == 401
+
+
+# ---- memeval's adapter ----------------------------------------------------------------------
+
+
+def test_assertions_go_in_with_their_hints_and_come_back_with_spans_and_sources(vs):
+    fake, url = vs
+    engine = engine_at("verifiedstate", url)
+
+    async def calls():
+        await engine.store("t", FIRST)
+        await engine.store("t", SECOND)
+        now = await engine.query("t", "Which plan is Acme on?")
+        march = datetime(2026, 3, 1, tzinfo=UTC)
+        then = await engine.query_at("t", "Which plan is Acme on?", march)
+        conflicts = await engine.conflicts("t", "plan-1")
+        await engine.close()
+        return now, then, conflicts
+
+    now, then, conflicts = run(calls())
+    stored = {a["metadata"]["memeval_id"]: a for a in fake.assertions.values()}
+    assert stored["plan-2"]["supersedes"] == stored["plan-1"]["assertion_id"]  # our ids, theirs
+    assert len(fake.receipts) == 2 + 1  # one per stored assertion, one for the conflict check
+    assert [h.assertion_id for h in now.hits] == ["plan-2"]
+    assert now.hits[0].source == "billing" and now.hits[0].span.text == SECOND.excerpt[9:40]
+    assert [h.assertion_id for h in then.hits] == ["plan-1"]
+    assert conflicts[0].ids == ["plan-1", "plan-2"] and conflicts[0].resolved_to == "plan-2"
+    assert all(s.headers["authorization"] == f"Bearer {VS_KEY}" for s in fake.wire.seen)
+
+
+def test_another_tenants_assertions_never_reach_the_hits(vs):
+    _fake, url = vs
+    engine = engine_at("verifiedstate", url)
+
+    async def calls():
+        await engine.store("a", FIRST)
+        found = await engine.query("b", "Which plan is Acme on?")
+        await engine.close()
+        return found
+
+    assert run(calls()).hits == []
+
+
+def test_preflight_names_the_variable_for_a_refused_key(vs, monkeypatch):
+    _fake, url = vs
+    monkeypatch.setenv("VERIFIEDSTATE_API_KEY", "vs_live_wrong")
+    with pytest.raises(AuthRejected) as refused:
+        run(engine_at("verifiedstate", url).preflight())
+    assert "VERIFIEDSTATE_API_KEY" in refused.value.fix
+    assert "vs_live_wrong" not in str(refused.value)
+
+
+def test_a_402_stops_the_run_and_a_tool_error_is_a_scored_failure(vs):
+    fake, url = vs
+    engine = engine_at("verifiedstate", url)
+    blank = FIRST.model_copy(update={"text": " ", "excerpt": " "})
+
+    async def calls():
+        await engine.preflight()
+        fake.wire.inject(Fault(402, body={"error": "credits exhausted"}))
+        with pytest.raises(CreditsExhausted):
+            await engine.store("t", FIRST)
+        with pytest.raises(RemoteError, match="memory_ingest failed"):
+            await engine.store("t", blank)
+        await engine.close()
+
+    run(calls())
+
+
+def test_rate_limits_server_errors_and_timeouts_are_retried(vs):
+    fake, url = vs
+    engine = engine_at("verifiedstate", url, "timeout=0.5")
+
+    async def calls():
+        await engine.preflight()
+        fake.wire.inject(Fault(429, retry_after="0.1"), Fault(503), Fault(0, delay=1.0))
+        await engine.store("t", FIRST)
+        found = await engine.query("t", "Acme plan")
+        await engine.close()
+        return found
+
+    assert run(calls()).hits
+    assert len(fake.assertions) == 1  # stored once despite the three faults on the way
+
+
+def test_a_server_without_as_of_reports_point_in_time_unsupported(vs):
+    _fake, url = vs
+    engine = engine_at("verifiedstate", url)
+
+    async def calls():
+        await engine.preflight()
+        engine._schemas["memory_query"].discard("as_of")  # a server whose schema lacks it
+        try:
+            await engine.query_at("t", "Acme", datetime(2026, 1, 2, tzinfo=UTC))
+        finally:
+            await engine.close()
+
+    with pytest.raises(Unsupported):
+        run(calls())
+
+
+def test_the_full_built_in_suite_completes_with_lifecycle_unsupported(vs):
+    _fake, url = vs
+    engine = engine_at("verifiedstate", url)
+    cases = [*resolve("lifecycle").scenarios, *resolve("dimensions").fixtures]
+
+    async def go():
+        gate = asyncio.Semaphore(8)
+
+        async def one(case):
+            async with gate:
+                return await run_case(case, engine, run_id="vs-suite")
+
+        try:
+            return await asyncio.gather(*(one(c) for c in cases))
+        finally:
+            await engine.close()
+
+    results = run(go())
+    assert len(results) == 62 and all(r.status is CaseStatus.done for r in results)
+    scenarios = [r for r in results if r.kind == "scenario"]
+    assert all((r.error or "").startswith("unsupported") for r in scenarios)
+    fixtures = [r for r in results if r.kind == "fixture"]
+    assert all(r.checks for r in fixtures) and any(c.ok for r in fixtures for c in r.checks)
+
+
+def test_engines_listing_marks_verifiedstate_as_published_docs_only():
+    row = next(r for r in describe() if r.name == "verifiedstate")
+    assert row.verified_against == "published docs only"
