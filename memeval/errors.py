@@ -59,3 +59,10 @@ class SuiteError(MemevalError):
         if self.fix:
             lines.append(f"  fix: {self.fix}")
         return "\n".join(lines)
+
+
+class CreditsOut(MemevalError):
+    """The engine's account cannot pay for another call: no later case can succeed, so the run
+    stops with the cases not yet run marked skipped, to be resumed once it is topped up."""
+
+    exit_code = 6

@@ -35,6 +35,7 @@ class CaseStatus(StrEnum):
     error = "error"  # infrastructure failed (engine unreachable...); resumable
     lost = "lost"  # a worker died and the watchdog gave up on it; resumable
     skipped_budget = "skipped_budget"
+    skipped_credits = "skipped_credits"  # the engine's account ran out (402); resumable
 
 
 class Timing(Model):

@@ -70,7 +70,13 @@ class CaseJob(BaseModel):
         """What the task returns: the same for every execution, so a redelivery changes nothing."""
         return {"run_id": self.run_id, "case_id": self.case.id, "trial": self.trial}
 
-    def failed(self, reason: str, started_at: datetime, attempt: int = 0) -> CaseResult:
+    def failed(
+        self,
+        reason: str,
+        started_at: datetime,
+        status: CaseStatus = CaseStatus.error,
+        attempt: int = 0,
+    ) -> CaseResult:
         """A result for a case that could not run to the end; resumable, never scored."""
         return CaseResult(
             run_id=self.run_id,
@@ -81,7 +87,7 @@ class CaseJob(BaseModel):
             engine=self.engine,
             tenant=tenant_base(self.run_id, self.case.id, self.trial, attempt),
             attempt=attempt,
-            status=CaseStatus.error,
+            status=status,
             error=reason,
             started_at=started_at,
             finished_at=datetime.now(UTC),

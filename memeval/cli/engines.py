@@ -8,6 +8,7 @@ import asyncio
 import json
 import math
 import os
+import socket
 from typing import Annotated
 
 import typer
@@ -75,8 +76,22 @@ def serve(
     from memeval.server import serve_token
 
     secret = serve_token(token)
+    check_port(host, port)
     out.print(f"serving `{engine}` on http://{host}:{port} (OpenAPI at /openapi.json)")
     run_server(engine, host=host, port=port, token=secret)
+
+
+def check_port(host: str, port: int) -> None:
+    """Bind once before the server starts: uvicorn reports a busy port as log lines and exit
+    code 3, after the engine was built."""
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            fix="stop what listens there, or choose another --port (or --host)",
+        ) from None
 
 
 def conformance(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -57,6 +59,7 @@ def worker(
     from workers import metrics
 
     metrics.prepare()  # before the app's tasks first touch prometheus-client
+    usable_store()  # a worker that cannot store results would fail every case it takes
     from workers.app import app
     from workers.dispatch import check_broker
 
@@ -66,7 +69,26 @@ def worker(
         argv += ["--concurrency", str(concurrency)]
     if not any(a in ("-n", "--hostname") or a.startswith("--hostname=") for a in ctx.args):
         argv += ["--hostname", node_name()]
-    app.worker_main([*argv, *ctx.args])
+    started = time.monotonic()
+    code = app.start(argv=[*argv, *ctx.args]) or 0
+    if code == CELERY_CRASHED and time.monotonic() - started >= RESTART_AFTER_S:
+        # Celery 5.7 can stop a worker for good on a broker outage (kombu closes the lost
+        # connection twice and trips over its own teardown): a worker is infrastructure
+        # that must outlive the broker, so it starts again, the same command in the same
+        # process, and takes the queue up where it was.
+        err.print("[yellow]the worker stopped on an error; starting it again[/]", highlight=False)
+        while True:  # as Celery itself does, the worker waits for its broker
+            try:
+                check_broker(app)
+                break
+            except UsageError:
+                time.sleep(RESTART_AFTER_S / 5)
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+    raise typer.Exit(code)
+
+
+CELERY_CRASHED = 1  # Celery's exit code after an "Unrecoverable error"
+RESTART_AFTER_S = 10.0  # a worker that fails sooner is misconfigured: restarting cannot help
 
 
 def node_name() -> str:

@@ -7,7 +7,7 @@ the user asked for, and for the other commands it would be a traceback.
 
 from __future__ import annotations
 
-import os
+import tempfile
 from pathlib import Path
 
 from memeval.errors import UsageError
@@ -29,7 +29,11 @@ def check_output(option: str, path: Path | None, *, folder: bool = False) -> Non
             fix=f"give {option} a {want} outside {existing}",
         )
     target = existing if existing.is_dir() else existing.parent
-    if not os.access(target, os.W_OK):
+    try:  # by writing, not `os.access`: root passes that everywhere, even on read-only mounts
+        with tempfile.TemporaryFile(dir=target):
+            pass
+    except OSError as exc:
         raise UsageError(
-            f"{option} {path}: {target} is not writable", fix=f"give {option} a {want} you own"
-        )
+            f"{option} {path}: cannot write in {target} ({exc.strerror or exc})",
+            fix=f"give {option} a {want} you own",
+        ) from None

@@ -31,9 +31,9 @@ from memeval.cli.report import FailOnRegression, FailUnder
 from memeval.cli.stop import stop_gently_on_sigterm
 from memeval.cli.store import usable_store
 from memeval.cli.summary import print_summary
-from memeval.engines.base import EngineUnavailable
+from memeval.engines.base import CreditsExhausted, EngineUnavailable
 from memeval.engines.registry import parse_ref, with_options
-from memeval.errors import MemevalError, UsageError
+from memeval.errors import CreditsOut, MemevalError, UsageError
 from memeval.plan import CaseRef, RunPlan, new_run_id, select
 from memeval.report import default_out_dir, write_reports
 from memeval.report.gate import enforce_gates
@@ -45,9 +45,10 @@ from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
 from workers.aggregate import finalize, require_run
+from workers.broker import BrokerGone
 from workers.dispatch import dispatch
 from workers.embedded import Pool
-from workers.farm import check_engine, connect, run_on_farm
+from workers.farm import check_engine, connect, preflight_fleet, run_on_farm
 from workers.job import CaseJob, plan_run
 from workers.settings import load_settings
 
@@ -129,7 +130,8 @@ def run(
     """Run the suites against an engine and print a summary.
 
     Exit codes: 0 all cases done, 1 some case errored, lost or missing, 2 bad input,
-    3 composite below --fail-under, 4 regression against --fail-on-regression, 130 interrupted.
+    3 composite below --fail-under, 4 regression against --fail-on-regression, 6 the engine's
+    credits ran out (402), 130 interrupted.
     """
     stop_gently_on_sigterm()
     settings = load_settings()
@@ -176,6 +178,8 @@ def run(
                 "--resume runs the cases of the run it names, with that run's options",
                 fix="drop --engine/--suite/--label/--only/--dimension/--trials/--keep",
             )
+        if shared is None:  # local workers: check the engine before the run reopens
+            check_engine(require_run(store, resume).engine, remote=False)
         jobs, record = _resume(store, resume)
         run_id, run_label = resume, record.label
         if jobs and jobs[0].options.llm is not None:
@@ -223,6 +227,7 @@ def run(
         if opener is not None:
             opener(str(shared.conf.result_backend))
         if jobs:
+            preflight_fleet(shared, settings, store, jobs, out)
             dispatch(shared, run_id, jobs)
         out.print(run_id)
         return
@@ -259,9 +264,22 @@ def run(
         raise MemevalError(
             f"the engine is unavailable: {exc}", fix=f"then `memeval run --resume {run_id}`"
         ) from exc
+    except BrokerGone as exc:
+        report = finalize(store, run_id, RunStatus.interrupted)
+        _write(report, out_dir, run_label, json_path, md_path)
+        print_summary(report, out)
+        raise MemevalError(exc.message, fix=f"{exc.fix}: `memeval run --resume {run_id}`") from None
+    except CreditsExhausted as exc:  # only `--in-process` sees it: workers store it as results
+        _write(
+            finalize(store, run_id, RunStatus.interrupted), out_dir, run_label, json_path, md_path
+        )
+        raise credits_out(str(exc), run_id) from None
     report = finalize(store, run_id)
     _write(report, out_dir, run_label, json_path, md_path)
     print_summary(report, out)
+    stopped = [c for c in report.cases if c.status is CaseStatus.skipped_credits]
+    if stopped:
+        raise credits_out(stopped[0].error or "the engine's account is spent", run_id, len(stopped))
     unfinished = sum(c.status is not CaseStatus.done for c in report.cases) + len(report.missing)
     if unfinished:
         out.print(
@@ -271,6 +289,15 @@ def run(
         raise typer.Exit(1)
     for line in enforce_gates(report, fail_under=fail_under, baseline=baseline):
         out.print(line, highlight=False)
+
+
+def credits_out(reason: str, run_id: str, skipped: int | None = None) -> CreditsOut:
+    """The run stopped because the engine cannot be paid: one message, its own exit code."""
+    count = "" if skipped is None else f"; {skipped} cases skipped"
+    return CreditsOut(
+        f"credits exhausted: {reason}{count}",
+        fix=f"top up the engine's account, then `memeval run --resume {run_id}`",
+    )
 
 
 def _workers(workers: int | None) -> int:

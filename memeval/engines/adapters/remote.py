@@ -30,19 +30,26 @@ class RemoteEngine(Engine):
 
     def __init__(self, settings: EngineSettings) -> None:
         self.settings = settings
-        key = getattr(settings, self.key_field, None)
-        self.transport = Transport(
-            settings.url,
-            engine=self.name,
-            key=key if isinstance(key, SecretStr) else None,
-            key_env=settings.env_name(self.key_field),
-            scheme=self.scheme,
-            timeout=settings.timeout,
-            retries=settings.retries,
-            backoff=settings.backoff,
+        self.transport = self.make_transport(
+            timeout=settings.timeout, retries=settings.retries, backoff=settings.backoff
         )
         self._connected = False
         self._connecting: asyncio.Lock | None = None
+
+    def make_transport(self, *, timeout: float, retries: int, backoff: float) -> Transport:
+        """The engine's transport; `preflight` builds one that gives up within seconds, since
+        a service that is down should stop the run at once, not after a case's retries."""
+        key = getattr(self.settings, self.key_field, None)
+        return Transport(
+            self.settings.url,
+            engine=self.name,
+            key=key if isinstance(key, SecretStr) else None,
+            key_env=self.settings.env_name(self.key_field),
+            scheme=self.scheme,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.settings.url})"
