@@ -11,14 +11,13 @@ from datetime import UTC, datetime
 import pytest
 
 from memeval.engines.adapters.transport import AuthRejected
-from memeval.engines.base import CreditsExhausted, Engine
+from memeval.engines.base import CreditsExhausted
 from memeval.engines.idempotency import write_key
 from memeval.engines.registry import describe
 from memeval.engines.types import MemoryItem, Turn, TurnContext
-from memeval.results import CaseResult, CaseStatus
-from memeval.runner import run_case
-from memeval.suites.catalog import resolve
+from memeval.results import CaseStatus
 from memeval.suites.fixture import Assertion
+from tests.adapters.builtin_suite import run_builtin_suite
 from tests.adapters.conftest import engine_at, run
 from tests.adapters.fake_mem0 import MEM0_KEY, FakeMem0
 from tests.adapters.fakes import Fault, running
@@ -161,28 +160,10 @@ def test_rate_limits_server_errors_and_timeouts_are_retried(mem0):
     assert len(fake.wire.calls("/search/")) == 4
 
 
-def run_suite(engine: Engine) -> list[CaseResult]:
-    cases = [*resolve("lifecycle").scenarios, *resolve("dimensions").fixtures]
-
-    async def go() -> list[CaseResult]:
-        gate = asyncio.Semaphore(8)
-
-        async def one(case) -> CaseResult:
-            async with gate:
-                return await run_case(case, engine, run_id="mem0-suite")
-
-        try:
-            return await asyncio.gather(*(one(c) for c in cases))
-        finally:
-            await engine.close()
-
-    return asyncio.run(go())
-
-
 def test_the_full_built_in_suite_runs_and_every_scenario_settles(mem0):
     fake, url = mem0
     fake.sync_verbatim = False  # every write queued: the hardest case for settling
-    results = run_suite(engine_at("mem0", url, QUICK))
+    results = run_builtin_suite(engine_at("mem0", url, QUICK), "mem0-suite")
     scenarios = [r for r in results if r.kind == "scenario"]
     assert len(scenarios) == 12 and len(results) == 62
     assert all(r.status is CaseStatus.done for r in results), [

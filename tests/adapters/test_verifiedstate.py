@@ -8,7 +8,6 @@ against the same server.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -22,9 +21,8 @@ from memeval.engines.adapters.transport import AuthRejected, RemoteError
 from memeval.engines.base import CreditsExhausted, Unsupported
 from memeval.engines.registry import describe
 from memeval.results import CaseStatus
-from memeval.runner import run_case
-from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Assertion, Span
+from tests.adapters.builtin_suite import run_builtin_suite
 from tests.adapters.conftest import engine_at, run
 from tests.adapters.fake_verifiedstate import NAMESPACE, VS_KEY, FakeVerifiedState
 from tests.adapters.fakes import Fault, running
@@ -214,22 +212,7 @@ def test_a_server_without_as_of_reports_point_in_time_unsupported(vs):
 
 def test_the_full_built_in_suite_completes_with_lifecycle_unsupported(vs):
     _fake, url = vs
-    engine = engine_at("verifiedstate", url)
-    cases = [*resolve("lifecycle").scenarios, *resolve("dimensions").fixtures]
-
-    async def go():
-        gate = asyncio.Semaphore(8)
-
-        async def one(case):
-            async with gate:
-                return await run_case(case, engine, run_id="vs-suite")
-
-        try:
-            return await asyncio.gather(*(one(c) for c in cases))
-        finally:
-            await engine.close()
-
-    results = run(go())
+    results = run_builtin_suite(engine_at("verifiedstate", url), "vs-suite")
     assert len(results) == 62 and all(r.status is CaseStatus.done for r in results)
     scenarios = [r for r in results if r.kind == "scenario"]
     assert all((r.error or "").startswith("unsupported") for r in scenarios)

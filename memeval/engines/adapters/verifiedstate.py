@@ -143,7 +143,7 @@ class VerifiedStateEngine(RemoteEngine):
         }
     )
     notes = (
-        "verified against published docs only: reply fields beyond the published ones are assumed",
+        "reply fields beyond the published ones are assumed (see the adapter's docstring)",
         "fixture face only: no published tool lists a tenant's writes",
     )
 
