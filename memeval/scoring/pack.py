@@ -40,15 +40,22 @@ def units(markdown: str) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _pattern(needle: str, match: Match) -> re.Pattern[str]:
-    """Edges glued to a letter or digit do not match; for numbers, neither does a decimal or
-    group separator followed by a digit (`4.1` in `0.4.1`, `£9` in `£9.50`)."""
+    """A letter edge must not be glued to another letter or digit (`word`, and `number` too);
+    under `number` a digit edge must not be continued by another digit, nor by a decimal or
+    group separator and a digit (`4.1` is not in `0.4.1`, `£9` is not in `£95` nor `£9.50`,
+    but `4.1` is in `v4.1`)."""
     body = re.escape(needle.casefold())
     head, tail = needle[:1], needle[-1:]
-    before = r"(?<!\w)" if head.isalnum() else ""
-    after = r"(?!\w)" if tail.isalnum() else ""
-    if match is Match.number:
-        before += r"(?<!\d[.,])" if head.isdigit() else ""
-        after += r"(?![.,]\d)" if tail.isdigit() else ""
+    numeric = match is Match.number
+    before = after = ""
+    if numeric and head.isdigit():
+        before = r"(?<!\d)(?<!\d[.,])"
+    elif head.isalnum():
+        before = r"(?<!\w)"
+    if numeric and tail.isdigit():
+        after = r"(?!\d)(?![.,]\d)"
+    elif tail.isalnum():
+        after = r"(?!\w)"
     return re.compile(before + body + after)
 
 

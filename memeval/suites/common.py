@@ -32,8 +32,9 @@ class Match(StrEnum):
     """How a check's string is found in a text; every mode ignores case.
 
     `substring` anywhere; `word` only where the string's edges are not glued to more letters or
-    digits; `number` as `word`, and a number's edge is not continued by a decimal or a group
-    (`4.1` is not in `0.4.1`, `£9` is not in `£95` nor in `£9.50`)."""
+    digits; `number` as `word` at a letter edge, while a digit edge must not run on into more
+    digits or into a decimal or group separator and a digit (`4.1` is not in `0.4.1`, `£9` is
+    not in `£95` nor in `£9.50`, `4.1` is in `v4.1`)."""
 
     substring = "substring"
     word = "word"

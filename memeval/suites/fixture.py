@@ -232,7 +232,11 @@ class Check(Strict):
             if not isinstance(self.value, list) or len(self.value) < 2:
                 raise ValueError("`conflict` takes a list of two or more assertion ids")
         elif kind is CheckKind.sources:
-            if not isinstance(self.value, list) or not all(v.strip() for v in self.value):
+            if (
+                not isinstance(self.value, list)
+                or not self.value
+                or not all(v.strip() for v in self.value)
+            ):
                 raise ValueError("`sources` takes a list of the exact sources to be cited")
         elif not isinstance(self.value, str) or not self.value.strip():
             raise ValueError(f"`{kind}` takes a non-empty string")
