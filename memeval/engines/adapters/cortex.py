@@ -95,16 +95,12 @@ def label(tag: str, value: str) -> str | None:
     return text if "," not in text and len(text) <= MAX_LABEL else None
 
 
-class CortexSettings(EngineSettings):
-    model_config = SettingsConfigDict(env_prefix="CORTEX_")
-    engine = "cortex"
-    url: str = Field(default="http://127.0.0.1:3141", description="CortexDB's base URL.")
+class ScopedSettings(EngineSettings):
+    """What both CortexDB wires need: a bearer, a scope prefix and an enrichment wait."""
+
     api_key: SecretStr = Field(description="CortexDB's bearer key.")
     enrich_wait: float = Field(
         default=600.0, ge=0, description="Most seconds to wait for enrichment to drain."
-    )
-    enrich_poll: float = Field(
-        default=3.0, gt=0, description="Seconds between reads of the enrichment backlog."
     )
     scope_prefix: str = Field(default="app:memeval", description="Scopes are PREFIX/ws:tenant.")
 
@@ -112,6 +108,15 @@ class CortexSettings(EngineSettings):
     @classmethod
     def _scope_grammar(cls, value: str) -> str:
         return cortex_scope.check(value)
+
+
+class CortexSettings(ScopedSettings):
+    model_config = SettingsConfigDict(env_prefix="CORTEX_")
+    engine = "cortex"
+    url: str = Field(default="http://127.0.0.1:3141", description="CortexDB's base URL.")
+    enrich_poll: float = Field(
+        default=3.0, gt=0, description="Seconds between reads of the enrichment backlog."
+    )
 
 
 class CortexEngine(RemoteEngine):
@@ -136,7 +141,7 @@ class CortexEngine(RemoteEngine):
     )
     routes: ClassVar[str] = "/v1/"
 
-    def __init__(self, settings: CortexSettings) -> None:
+    def __init__(self, settings: ScopedSettings) -> None:
         super().__init__(settings)
         self.cortex = settings
         self.version = "unknown"
@@ -397,6 +402,7 @@ class CortexEngine(RemoteEngine):
         """True once the backlog is drained: empty, with nothing newly queued, for
         `DRAINED_POLLS` polls in a row (the queue empties between batches while later writes
         are still taken in). The backlog is the whole server's, so `scope` plays no part."""
+        assert isinstance(self.cortex, CortexSettings)
         deadline = monotonic() + self.cortex.enrich_wait
         quiet, last_queued = 0, None
         while quiet < DRAINED_POLLS and monotonic() < deadline:

@@ -39,7 +39,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from memeval.engines.adapters import cortex_wire as w
-from memeval.engines.adapters.cortex import CortexEngine, CortexSettings, written
+from memeval.engines.adapters.cortex import CortexEngine, ScopedSettings, written
 from memeval.engines.adapters.remote import parse
 from memeval.engines.adapters.transport import RemoteError
 from memeval.engines.base import Engine
@@ -49,7 +49,7 @@ from memeval.engines.types import BeliefReport, Capability
 JWT = re.compile(r"^[\w-]+\.[\w-]+\.[\w-]+$")
 
 
-class TinyHumansSettings(CortexSettings):
+class TinyHumansSettings(ScopedSettings):
     model_config = SettingsConfigDict(env_prefix="TINYHUMANS_")
     engine = "tinyhumans"
     url: str = Field(
