@@ -1,0 +1,1 @@
+"""Tools for testing memeval and the engines it evaluates: the fault-injecting proxy."""
