@@ -46,6 +46,7 @@ class Item:
     tools: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()  # a belief's evidence: the items it was distilled from
     terms: frozenset[str] = frozenset()
+    said: frozenset[str] = frozenset()  # the terms of its words alone, without who said them
     cues: Cues = field(default_factory=Cues)
     turn_key: TurnKey | None = None  # how a turn handed back in `in_prompt` is recognised
     time: float = 0.0  # seconds since the epoch, 0 when undated: a sort key that is never None
@@ -76,6 +77,7 @@ class Memory:
     def _add(self, item: Item, index_text: str) -> Item:
         words = terms(index_text)
         item.terms = frozenset(words)
+        item.said = item.terms - frozenset(terms(item.speaker)) if item.speaker else item.terms
         item.cues = read_cues(item.text)
         item.time = item.at.timestamp() if item.at is not None else 0.0
         if item.kind is ItemKind.turn and item.at is not None and item.role is not None:

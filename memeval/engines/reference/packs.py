@@ -59,6 +59,7 @@ QUESTION_DISCOUNT = 0.5
 UPDATE_BAND = 0.6  # a newer item this relevant (relative to an older one) goes first...
 CHANGE_BAND = 0.3  # ...or only this relevant when it is worded as a change
 UPDATE_WINDOW = 40  # only the most relevant items compete on recency
+TOPIC_SHARE = 0.5  # of the older item's matched query weight that the newer one must share
 THREAD_BOOST = 0.3  # the conversation being continued or resumed comes before others
 MIN_BULLET_CHARS = 24  # once less room than this is left, no useful bullet still fits
 MAX_MISSES = 40  # bullets in a row too long for the room left: the pack is as full as it gets
@@ -189,7 +190,7 @@ def _ranked(
         scores[item.doc] = (
             w.relevance * rel + w.importance * importance + w.recency * memory.recency(item) + here
         )
-    if query is not None:
+    if query is not None and not asks_past(req.query or ""):
         _updates_first(items, scores, relevance, query)
     for doc, by in replaced.items():
         held = [scores[r] for r in by if r in scores]
@@ -282,9 +283,13 @@ def _updates_first(
 ) -> None:
     """An older statement ranks below a newer one on the same topic that is nearly as relevant.
 
-    Same topic: they share a word that matched the query (the query's own or a related one:
+    Same topic: the words they share that matched the query (the query's own or related ones:
     two items matching one question word through different related words may be on different
-    topics). Nearly as relevant: the newer one has at
+    topics) carry at least `TOPIC_SHARE` of the query weight the older one matched, so two
+    lines sharing only a name or a common word ("Caroline", "great") are not one topic, and
+    in a long conversation the older line keeps its place; a newer line worded as a change
+    needs only one shared word. Who said a line is not a topic.
+    Nearly as relevant: the newer one has at
     least `UPDATE_BAND` of the older one's relevance, or `CHANGE_BAND` when it is worded as a
     change ("updated", "now", "instead"). A value that changed is then read in its newest
     wording first, while an old statement far more relevant than newer chatter keeps its place.
@@ -297,17 +302,27 @@ def _updates_first(
     dated = [i for i in items if i.at is not None and relevance[i.doc] and not i.cues.question]
     dated = sorted(dated, key=lambda i: relevance[i.doc], reverse=True)[:UPDATE_WINDOW]
     matched = {
-        i.doc: {term for qt in query.terms for term, _ in qt.matches if term in i.terms}
+        i.doc: {term for qt in query.terms for term, _ in qt.matches if term in i.said}
         for i in dated
     }
     dated = [i for i in dated if matched[i.doc]]
     dated.sort(key=lambda i: (i.time, i.doc), reverse=True)
+    weight = {term: qt.weight for qt in query.terms for term, _ in qt.matches}
+
+    def same_topic(older: Item, newer: Item) -> bool:
+        shared = matched[older.doc] & matched[newer.doc]
+        if newer.cues.change:  # a line that says it changes something needs one shared word
+            return bool(shared)
+        return sum(weight[t] for t in shared) >= TOPIC_SHARE * sum(
+            weight[t] for t in matched[older.doc]
+        )
+
     follows = [
         (older.doc, newer.doc)
         for n, older in enumerate(dated)
         for newer in dated[:n]
         if newer.time > older.time
-        and matched[older.doc] & matched[newer.doc]
+        and same_topic(older, newer)
         and relevance[newer.doc]
         >= (CHANGE_BAND if newer.cues.change else UPDATE_BAND) * relevance[older.doc]
     ]
