@@ -17,7 +17,10 @@ a point-in-time query needs an `as_of` argument and is reported unsupported with
 namespace goes as `namespace_id` where a tool takes it. The reply fields read beyond the
 published ones (an assertion's `claim` or `statement`, `metadata`, `evidence {start, end,
 text}`, `valid_from` / `valid_to`, and a conflict's `assertion_ids` / `resolved_to`) are this
-module's assumptions, kept here so a correction touches this module alone.
+module's assumptions, kept here so a correction touches this module alone. If `memory_ingest`
+answers no `assertion_ids` (the MCP reply is not published; extraction may run later), hits are
+still mapped through the metadata memeval wrote, but supersession hints and `conflicts` have no
+id of VerifiedState's to name, and those checks fail rather than guess.
 
 The ledger is append-only (the published rule: retract or supersede, never delete), and one
 key serves one namespace, so a memeval tenant is a metadata tag: queries ask for more than `k`
