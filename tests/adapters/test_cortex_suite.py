@@ -1,38 +1,20 @@
 """The whole built-in suite through `cortex` and through `tinyhumans`, each against its
-SDK-validated fake: every case completes, every lifecycle scenario settles, and the cost the
-run reports is what the fake billed."""
+SDK-validated fake, several cases at once: every case completes, every lifecycle scenario
+settles, and the cost the run reports is what the fake billed."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from memeval.engines.base import Engine
 from memeval.results import CaseResult, CaseStatus
-from memeval.runner import run_case
 from memeval.scoring.spend import engine_spend
 from memeval.suites.catalog import resolve
 from memeval.suites.scenario import Scenario
-from tests.adapters.conftest import engine_at, run
+from tests.adapters.builtin_suite import run_builtin_suite
+from tests.adapters.conftest import engine_at
 from tests.adapters.fake_cortex import PRICE_USD
 from tests.adapters.fake_tinyhumans import JWT, FakeTinyHumans
 from tests.adapters.fakes import running
-
-PARALLEL = 4  # cases at once, as a farm's workers would run them
-
-
-async def whole_suite(engine: Engine) -> list[CaseResult]:
-    gate = asyncio.Semaphore(PARALLEL)
-
-    async def one(case: object) -> CaseResult:
-        async with gate:
-            return await run_case(case, engine, run_id="suite")
-
-    try:
-        return await asyncio.gather(*(one(c.case) for c in resolve("all").cases))
-    finally:
-        await engine.close()
 
 
 def assert_completed(results: list[CaseResult]) -> None:
@@ -46,7 +28,7 @@ def assert_completed(results: list[CaseResult]) -> None:
 
 def test_the_suite_runs_through_cortex(cortex_url, cortex):
     engine = engine_at("cortex", cortex_url, "enrich_wait=1&enrich_poll=0.01")
-    results = run(whole_suite(engine))
+    results = run_builtin_suite(engine, "suite")
     assert_completed(results)
     spent = engine_spend(results)
     assert spent is not None and cortex.log.billed_events > 0
@@ -59,7 +41,7 @@ def test_the_suite_runs_through_tinyhumans(monkeypatch: pytest.MonkeyPatch):
     fake = FakeTinyHumans()
     monkeypatch.setenv("TINYHUMANS_API_KEY", JWT)
     with running(fake.app()) as url:
-        results = run(whole_suite(engine_at("tinyhumans", url, "enrich_wait=0.05")))
+        results = run_builtin_suite(engine_at("tinyhumans", url, "enrich_wait=0.05"), "suite")
     assert_completed(results)
     assert engine_spend(results) is None  # hosted memory reports no usage: a dash, not $0
     assert fake.log.billed_events > 0 and fake.log.events == []
