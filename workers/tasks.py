@@ -10,6 +10,7 @@ reaches its callback.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import traceback
 from datetime import UTC, datetime
@@ -19,24 +20,29 @@ from celery import Celery, Task
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
-from memeval.engines.base import EngineUnavailable
+from memeval.engines.base import CreditsExhausted, EngineUnavailable
 from memeval.llm.answer import PaidCalls, answerer_for
-from memeval.results import CaseResult
+from memeval.results import CaseResult, CaseStatus
 from memeval.runner import run_case
 from memeval.runner.context import RunOptions
 from memeval.secrets import redact
 from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
+from workers import metrics
 from workers.aggregate import finalize, summary
+from workers.halt import NOT_RUN, Halts
 from workers.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
 from workers.limiter import limited_engine
 from workers.runtime import RUNTIME
 from workers.settings import FarmSettings
+from workers.shield import REDIS_FAULTS, shield
 
 log = logging.getLogger(__name__)
 
 
 def register(app: Celery, settings: FarmSettings) -> None:
+    halts = Halts(settings.key_prefix)
+
     def run_case_task(
         task: Task,
         run_id: str,
@@ -54,13 +60,25 @@ def register(app: Celery, settings: FarmSettings) -> None:
             trial=trial,
             options=RunOptions.model_validate(options),
         )
-        if RUNTIME.run_status(run_id) is RunStatus.interrupted:
+        status = RUNTIME.run_status(run_id)
+        if status is RunStatus.interrupted:
             return job.reference()  # Ctrl-C'd: a worker that missed the revoke skips it too
-        result = execute(task, job, settings)
+        if status is None:  # the run was written to another store than this worker's
+            log.error(
+                "run %s is not in this worker's results store (%s): MEMEVAL_DATABASE_URL "
+                "differs from the dispatcher's; handing case %s back",
+                run_id,
+                RUNTIME.store.url.render_as_string(hide_password=True),
+                case_id,
+            )
+            raise task.retry(countdown=backoff(task, settings))
+        metrics.case_started(run_id, engine)
+        result = execute(task, job, settings, halts)
         try:
             RUNTIME.store.upsert_case_result(result)
         except OperationalError as exc:  # the store is infrastructure too: retry the case
             raise task.retry(exc=exc, countdown=backoff(task, settings)) from exc
+        metrics.case_finished(result, job.options.llm.model if job.options.llm else None)
         return job.reference()
 
     def finish_run_task(_refs: list[dict[str, Any]], run_id: str) -> dict[str, object]:
@@ -87,19 +105,30 @@ def register(app: Celery, settings: FarmSettings) -> None:
         app.task(name=name, shared=False, acks_late=True, reject_on_worker_lost=True)(callback)
 
 
-def execute(task: Task, job: CaseJob, settings: FarmSettings) -> CaseResult:
-    """Run the case; only an unreachable engine retries, the rest becomes the case's result."""
+def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> CaseResult:
+    """Run the case; an unreachable engine or farm Redis retries it, spent engine credits halt
+    the run (`workers.halt`), and the rest becomes the case's result."""
     started = datetime.now(UTC)
+    client = task.app.backend.client
+    halted = halts.reason(client, job.run_id)
+    if halted is not None:
+        return job.failed(f"{NOT_RUN}: {halted}", started, CaseStatus.skipped_credits)
     try:
         return RUNTIME.run(
             case_with_limits(job, str(task.app.conf.result_backend), task.request.retries),
             timeout=settings.case_timeout,
         )
-    except EngineUnavailable as exc:
+    except CreditsExhausted as exc:
+        reason = redact(str(exc))
+        with contextlib.suppress(*REDIS_FAULTS):
+            halts.raise_flag(client, job.run_id, reason)
+        return job.failed(reason, started, CaseStatus.skipped_credits)
+    except (EngineUnavailable, *REDIS_FAULTS) as exc:
         attempt = task.request.retries
         if attempt < settings.retries:
             raise task.retry(exc=exc, countdown=backoff(task, settings)) from exc
-        reason = f"engine unavailable after {attempt + 1} attempts: {exc}"
+        what = "the farm's Redis failed" if isinstance(exc, REDIS_FAULTS) else "engine unavailable"
+        reason = f"{what} after {attempt + 1} attempts: {exc}"
     except (TimeoutError, SoftTimeLimitExceeded):
         reason = f"the case did not finish within {settings.case_timeout:g}s"
     except Exception as exc:  # a crashing case is a result, so the chord still completes
@@ -119,7 +148,7 @@ async def case_with_limits(job: CaseJob, redis_url: str, attempt: int = 0) -> Ca
     in the farm's Redis so every worker on every machine shares them. `attempt` is the task's
     retry count, so each retry runs on a fresh tenant."""
     async with (
-        limited_engine(RUNTIME.engine(job.engine), job.options.rates, redis_url) as engine,
+        limited_engine(RUNTIME.engine(job.engine), job.options.rates, redis_url) as limited,
         answerer_for(
             job.options.llm,
             redis_url=redis_url,
@@ -128,7 +157,7 @@ async def case_with_limits(job: CaseJob, redis_url: str, attempt: int = 0) -> Ca
     ):
         return await run_case(
             job.case,
-            engine,
+            shield(limited),
             run_id=job.run_id,
             trial=job.trial,
             attempt=attempt,

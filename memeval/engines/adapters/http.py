@@ -13,12 +13,13 @@ from typing import Any
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
+from memeval import clock
 from memeval.engines import idempotency
 from memeval.engines.adapters import protocol as p
-from memeval.engines.adapters.remote import RemoteEngine, parse
+from memeval.engines.adapters.remote import RemoteEngine, decode, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError
-from memeval.engines.base import Unsupported
+from memeval.engines.base import EngineUnavailable, Unsupported
 from memeval.engines.types import (
     Assertion,
     BeliefReport,
@@ -32,6 +33,9 @@ from memeval.engines.types import (
     TurnContext,
     Usage,
 )
+from memeval.errors import UsageError
+
+PREFLIGHT_TIMEOUT_S = 5.0
 
 
 class HttpSettings(EngineSettings):
@@ -55,15 +59,49 @@ class HttpEngine(RemoteEngine):
         self.remote_name = info.name
         self.capabilities = frozenset(info.capabilities)
 
+    async def preflight(self) -> None:
+        """`GET /v1/engine` once, through a transport that gives up within seconds: the route
+        needs the token, so one answer proves the server is up, takes the token and speaks
+        our protocol version. Each failure names what to change."""
+        url = self.settings.url
+        quick = self.make_transport(
+            timeout=min(self.settings.timeout, PREFLIGHT_TIMEOUT_S), retries=1, backoff=0.25
+        )
+        try:
+            info = parse(
+                p.EngineInfo, decode(await quick.call("GET", p.ENGINE), self.name), self.name
+            )
+        except EngineUnavailable as exc:
+            raise UsageError(
+                f"http: no engine answers at {url} ({exc})",
+                fix="start the server, or point --url (or MEMEVAL_HTTP_URL) at it",
+            ) from None
+        except RemoteError as exc:
+            raise UsageError(
+                f"http: {url} does not speak memeval's protocol: {exc}",
+                fix="point --url (or MEMEVAL_HTTP_URL) at a memeval protocol server; "
+                f"`memeval conformance {url}` checks one",
+            ) from None
+        finally:
+            await quick.aclose()
+        if info.protocol != p.VERSION:
+            raise UsageError(
+                f"http: the server at {url} speaks protocol {info.protocol}, memeval speaks "
+                f"{p.VERSION}",
+                fix="upgrade the server or memeval so both speak the same version",
+            )
+
     async def _call(self, method: str, path: str, body: Any = None) -> Any:
         """One protocol call; a 501 becomes `Unsupported`, naming what the server lacks.
 
         A write the runner named carries its `Idempotency-Key`, the same on every retry, so a
         write whose response was lost is stored once by a server that honours it."""
         key = idempotency.current() if method == "POST" else None
-        headers = {idempotency.HEADER: key} if key is not None else None
+        headers = {idempotency.HEADER: key} if key is not None else {}
+        if clock.is_pinned():
+            headers[p.NOW_HEADER] = clock.now().isoformat()
         try:
-            return await self.request(method, path, json=body, headers=headers)
+            return await self.request(method, path, json=body, headers=headers or None)
         except RemoteError as exc:
             if exc.status == 501 and isinstance(exc.body, dict):
                 capability = exc.body.get("capability")
@@ -120,8 +158,9 @@ class HttpEngine(RemoteEngine):
         thread: str | None,
         focus: str | None,
         at: datetime,
+        question: str | None = None,
     ) -> Pack:
-        body = p.SessionRequest(agent=agent, thread=thread, focus=focus, at=at)
+        body = p.SessionRequest(agent=agent, thread=thread, focus=focus, at=at, question=question)
         return await self._pack(tenant, p.SESSIONS, body)
 
     async def recall_for_compaction(
@@ -130,10 +169,11 @@ class HttpEngine(RemoteEngine):
         body = p.CompactionRequest(agent=agent, thread=thread, dropped=dropped)
         return await self._pack(tenant, p.COMPACTION, body)
 
-    async def compile_context(self, tenant: str, agent: str, heading: str, at: datetime) -> Pack:
-        return await self._pack(
-            tenant, p.CONTEXT, p.ContextRequest(agent=agent, heading=heading, at=at)
-        )
+    async def compile_context(
+        self, tenant: str, agent: str, heading: str, at: datetime, question: str | None = None
+    ) -> Pack:
+        body = p.ContextRequest(agent=agent, heading=heading, at=at, question=question)
+        return await self._pack(tenant, p.CONTEXT, body)
 
     async def build_beliefs(self, tenant: str) -> BeliefReport:
         data = await self._tenant("POST", tenant, p.BELIEFS_BUILD)

@@ -1,0 +1,132 @@
+"""The broker and the store as infrastructure: each test owns a real `redis-server` on a private
+port (so it can stop, kill and restart it without touching anyone else's Redis), real
+`memeval worker` processes, and `memeval run` in a subprocess, as a user would run them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.farm.conftest import ROOT, Farm, _strip_farm_env, stop
+from tests.farm.conftest import farm as farm  # the embedded farm, for tests here too
+from workers.embedded import redis_executable
+
+START_TIMEOUT_S = 10.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class PrivateRedis:
+    """A redis-server on 127.0.0.1:`port`, its files in `folder`; restarts keep both."""
+
+    def __init__(self, folder: Path, *, append_only: bool) -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.append_only = append_only
+        self.proc: subprocess.Popen[bytes] | None = None
+        folder.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        argv = [
+            redis_executable(),
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--dir", str(self.folder),
+            "--save", "",
+            "--appendonly", "yes" if self.append_only else "no",
+            "--loglevel", "warning",
+        ]  # fmt: skip
+        log = (self.folder / "redis.log").open("ab")
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=1)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            with contextlib.suppress(redis.ConnectionError):
+                if client.ping():
+                    client.close()
+                    return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"redis-server did not start on {self.port}")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        """A clean shutdown: the append-only file, if any, is complete."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+
+    def run_id(self) -> str:
+        client = redis.Redis(host="127.0.0.1", port=self.port)
+        try:
+            return str(client.info("server")["run_id"])
+        finally:
+            client.close()
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
+    server = PrivateRedis(tmp_path / "redis", append_only=True)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, private_redis: PrivateRedis) -> Farm:
+    """`memeval run` only dispatches, to the private Redis; workers are started by the test."""
+    (tmp_path / "marks").mkdir()
+    env = _strip_farm_env()
+    env.update(
+        PYTHONPATH=str(ROOT),
+        MEMEVAL_BROKER_URL=private_redis.url,
+        MEMEVAL_DATABASE_URL=f"sqlite:///{tmp_path / 'store' / 'memeval.db'}",
+        MEMEVAL_TEST_MARKS=str(tmp_path / "marks"),
+        MEMEVAL_QUIET_AFTER="1",
+        MEMEVAL_POLL_INTERVAL="0.2",
+        COLUMNS="200",
+    )
+    return Farm(tmp_path, env)
+
+
+@contextlib.contextmanager
+def worker(farm: Farm, *extra: str, log: str = "worker.log") -> Iterator[subprocess.Popen[str]]:
+    """A `memeval worker` of two processes, stopped (warm) afterwards."""
+    proc = farm.start("worker", "--concurrency", "2", "--loglevel", "WARNING", *extra, log=log)
+    try:
+        yield proc
+    finally:
+        stop(proc)
+
+
+def wait_ready(farm: Farm, log: str = "worker.log", timeout: float = 30.0) -> None:
+    """Until the worker answers a ping on the farm's broker."""
+    from workers.config import make_app
+    from workers.settings import FarmSettings
+
+    app = make_app(FarmSettings(broker_url=farm.env["MEMEVAL_BROKER_URL"]))
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if app.control.ping(timeout=0.5):
+                return
+        raise AssertionError(
+            f"no worker answered within {timeout:g}s:\n{(farm.tmp / log).read_text()}"
+        )
+    finally:
+        app.close()
