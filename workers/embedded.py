@@ -1,9 +1,14 @@
 """The farm on one machine: a private Redis on a unix socket and a local worker node.
 
 `memeval run` without `MEMEVAL_BROKER_URL` starts both, runs the same chord a fleet would, and
-stops both. Each child gets its own session, so a Ctrl-C in the terminal reaches only
-`memeval run`, which then decides what to stop and how; on Linux each child is also told to
-die with its parent, so even a `kill -9` of `memeval run` leaves no orphan behind.
+stops both. The Redis keeps an append-only file in the farm's folder, so when it dies mid-run
+the waiting process restarts it (`revive`) on the same socket and nothing queued is lost;
+Redis writes each command to that file before it replies (syncing it to disk every second), so
+a crash of the process, even a SIGKILL, loses nothing a client was told; only a power cut could.
+
+Each child gets its own session, so a Ctrl-C in the terminal reaches only `memeval run`, which
+then decides what to stop and how; on Linux each child is also told to die with its parent, so
+even a `kill -9` of `memeval run` leaves no orphan behind.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ import redis
 
 from memeval.errors import MemevalError, UsageError
 from memeval.secrets import redact
+from workers import metrics
 
 Pool = Literal["prefork", "threads"]
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
+MAX_REVIVALS = 3
 _PR_SET_PDEATHSIG = 1
 
 
@@ -111,6 +118,7 @@ class EmbeddedFarm:
         self._redis: subprocess.Popen[bytes] | None = None
         self._worker: subprocess.Popen[bytes] | None = None
         self._logs: list[IO[bytes]] = []
+        self.revivals = 0
 
     @property
     def url(self) -> str:
@@ -149,7 +157,8 @@ class EmbeddedFarm:
             "--unixsocketperm", "700",
             "--dir", str(self.dir),
             "--save", "",
-            "--appendonly", "no",
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
             "--databases", "1",
             "--loglevel", "warning",
         ]  # fmt: skip
@@ -170,6 +179,16 @@ class EmbeddedFarm:
                 raise MemevalError(f"the embedded Redis did not answer within {START_TIMEOUT:g}s")
             time.sleep(0.02)
 
+    def revive(self) -> bool:
+        """Restart the Redis if it has died, from its append-only file; False when it is alive
+        (a slow broker is waited for, not replaced) or has died too often already."""
+        if self._redis is None or self._redis.poll() is None or self.revivals >= MAX_REVIVALS:
+            return False
+        self.revivals += 1
+        self.socket.unlink(missing_ok=True)
+        self._start_redis()
+        return True
+
     def start_workers(self) -> None:
         """One node whose pool holds `workers` processes (or threads), on the private broker."""
         argv = [
@@ -183,6 +202,9 @@ class EmbeddedFarm:
         ]  # fmt: skip
         env = {**self.env, "MEMEVAL_BROKER_URL": self.url}
         env.pop("MEMEVAL_RESULT_BACKEND", None)
+        if env.get(metrics.PORT_ENV) and not env.get(metrics.MULTIPROC_ENV):
+            (self.dir / "metrics").mkdir()  # removed with the farm's folder
+            env[metrics.MULTIPROC_ENV] = str(self.dir / "metrics")
         self._worker = _spawn(argv, self._log("worker.log"), env)
 
     def alive(self) -> bool:

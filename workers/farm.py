@@ -3,12 +3,14 @@ machine, or on a fleet.
 
 This process only dispatches, watches the store for results, and keeps the watchdog: it never
 runs a case. On Ctrl-C it marks its runs interrupted (so a worker that missed the revoke skips
-its case), revokes what has not landed, and lets the caller write the partial reports.
+its case), revokes what has not landed, and lets the caller write the partial reports. It does
+the same when the broker stays away longer than `MEMEVAL_BROKER_OUTAGE` (`BrokerGone`); a
+shorter outage is waited out.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 
@@ -25,12 +27,14 @@ from rich.progress import (
 
 from memeval.store import RunStatus, Store
 from workers.aggregate import finalize, require_run
+from workers.broker import BROKER_FAULTS, BrokerGone, Outage, identify, persistence_warning, quietly
 from workers.config import make_app
 from workers.dispatch import check_broker, dispatch, revoke, wait
 from workers.embedded import EmbeddedFarm, Pool, tail
 from workers.job import CaseJob, JobKey, ref_key
+from workers.preflight import check_fleet, check_here
 from workers.progress import Activity, CaseState, Landings
-from workers.settings import FarmSettings
+from workers.settings import FarmSettings, safe_url
 from workers.watchdog import Watchdog
 
 
@@ -45,13 +49,43 @@ def connect(settings: FarmSettings) -> Celery | None:
 
 def check_engine(name: str, *, remote: bool) -> None:
     """Fail fast on an unknown engine or bad options, before the run exists. Workers on a
-    shared broker hold the keys, so a dispatching shell there is not asked for them."""
-    from memeval.engines.registry import create, validate  # loads every engine: only now
+    shared broker hold the keys, so a dispatching shell there is not asked for them (the
+    fleet's own check, `preflight_fleet`, needs the run and comes later); local workers share
+    this process's environment, so here the engine's `preflight()` itself runs."""
+    from memeval.engines.registry import validate  # loads every engine: only now
 
     if remote:
         validate(name)
     else:
-        asyncio.run(create(name).close())
+        check_here(name)
+
+
+def preflight_fleet(
+    app: Celery, settings: FarmSettings, store: Store, jobs: list[CaseJob], console: Console
+) -> None:
+    """Before any case is sent: each live worker checks each engine and that its store holds
+    the run. A refusal closes the runs as interrupted, so none is left `running`."""
+    identity = None
+    with contextlib.suppress(*BROKER_FAULTS):
+        identity = identify(str(app.conf.broker_url))
+    warning = persistence_warning(identity, str(app.conf.broker_url))
+    if warning is not None:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    firsts = {job.engine: job.run_id for job in reversed(jobs)}
+    try:
+        for engine, run_id in firsts.items():
+            check_fleet(
+                app,
+                store,
+                run_id,
+                engine,
+                timeout=settings.preflight_timeout,
+                say=lambda text: console.print(text, highlight=False),
+            )
+    except BaseException:
+        for each in sorted({job.run_id for job in jobs}):
+            finalize(store, each, RunStatus.interrupted)
+        raise
 
 
 def run_on_farm(
@@ -78,6 +112,7 @@ def run_on_farm(
         return
     if shared is not None:
         url = str(shared.conf.result_backend)
+        preflight_fleet(shared, settings, store, jobs, console)
         if before_dispatch is not None:
             before_dispatch(url)
         _drive(shared, settings, store, run_id, jobs, console, verbose)
@@ -91,7 +126,8 @@ def run_on_farm(
         if before_dispatch is not None:
             before_dispatch(farm.url)
         app = make_app(settings, broker_url=farm.url)
-        _drive(app, settings, store, run_id, jobs, console, verbose, [farm.node], farm.alive)
+        local = ([farm.node], farm.alive, farm.revive)
+        _drive(app, settings, store, run_id, jobs, console, verbose, *local)
         if not farm.alive():
             console.print(
                 f"[red]the local worker stopped[/]; its last words:\n{tail(farm.worker_log)}"
@@ -110,6 +146,7 @@ def _drive(
     verbose: bool,
     nodes: list[str] | None = None,
     alive: Callable[[], bool] | None = None,
+    revive: Callable[[], bool] | None = None,
 ) -> None:
     if isinstance(run_id, str):
         run_ids, title, labels = [run_id], run_id, {}
@@ -123,7 +160,21 @@ def _drive(
     activity = Activity(app, set()) if console.is_terminal and not console.quiet else None
     if activity is not None:
         activity.start()
-    task_ids = dispatch(app, run_id, jobs)
+    broker = str(app.conf.broker_url)
+
+    def say(text: str) -> None:
+        console.print(text, highlight=False)
+
+    try:
+        identity = identify(broker)
+        task_ids = dispatch(app, run_id, jobs)
+    except BROKER_FAULTS as exc:
+        for each in run_ids:
+            finalize(store, each, RunStatus.interrupted)
+        raise BrokerGone(
+            f"could not send the cases to the broker at {safe_url(broker)}: {exc}",
+            fix="bring it back, then resume the run",
+        ) from None
     if activity is not None:
         activity.task_ids.update(task_ids)
     watchdog = Watchdog(
@@ -131,6 +182,8 @@ def _drive(
         queue=settings.queue,
         quiet_after=settings.quiet_after,
         task_ids=task_ids,
+        outage=Outage(broker, patience=settings.broker_outage, say=say, revive=revive),
+        identity=identity,
         nodes=nodes,
         alive=alive,
     )
@@ -166,12 +219,17 @@ def _drive(
     except KeyboardInterrupt:
         for each in run_ids:
             finalize(store, each, RunStatus.interrupted)
-        revoke(app, task_ids, landings.waiting)
+        quietly(lambda: revoke(app, task_ids, landings.waiting))
+        raise
+    except BrokerGone:
+        for each in run_ids:
+            finalize(store, each, RunStatus.interrupted)
         raise
     finally:
         if activity is not None:
             activity.stop()
     if lost:
         for each in sorted({key.run_id for key in lost}):
-            store.mark_lost(each, [key.case for key in lost if key.run_id == each])
-        console.print(f"[red]{len(lost)} cases lost[/]: no worker holds them and none is queued")
+            store.mark_lost(each, [key.case for key in lost if key.run_id == each], watchdog.reason)
+        why = watchdog.reason if watchdog.broker_lost_them else "no worker holds them, none queued"
+        console.print(f"[red]{len(lost)} cases lost[/]: {why}", highlight=False)

@@ -52,6 +52,18 @@ class FarmSettings(BaseSettings):
         description="Seconds without a new result before the watchdog looks for lost cases.",
     )
     poll_interval: float = Field(default=0.5, gt=0)
+    broker_outage: float = Field(
+        default=120.0,
+        gt=0,
+        description="Seconds a waiting `memeval run` rides out an unreachable broker before it "
+        "stops the run as interrupted, with a partial report and the command that resumes it.",
+    )
+    preflight_timeout: float = Field(
+        default=15.0,
+        gt=0,
+        description="Seconds the dispatcher waits for the fleet's workers to answer the check "
+        "of the engine and the store made before any case is sent.",
+    )
 
     @property
     def soft_time_limit(self) -> float:

@@ -6,6 +6,10 @@ not wait that long: once results stop landing, the watchdog asks the broker and 
 where the missing cases are. A case that is neither queued nor held by a live worker (running,
 reserved, or waiting out a retry delay) twice in a row is lost; the run is closed with it
 marked lost, and `memeval run --resume` sends it again. A late result still replaces the mark.
+
+The broker is asked only through `Outage`: a check that cannot reach it declares nothing lost
+and is retried with backoff, and a check that finds a new server behind the URL (a restart)
+that forgot its queue names that as the reason the missing cases are lost.
 """
 
 from __future__ import annotations
@@ -16,6 +20,14 @@ from collections.abc import Callable
 from celery import Celery
 from kombu.exceptions import ChannelError
 
+from memeval.store.repo import LOST_REASON
+from workers.broker import (
+    BROKER_FAULTS,
+    LOST_WITH_BROKER,
+    BrokerIdentity,
+    Outage,
+    identify,
+)
 from workers.job import JobKey
 
 STRIKES = 2
@@ -30,16 +42,22 @@ class Watchdog:
         queue: str,
         quiet_after: float,
         task_ids: dict[str, JobKey],
+        outage: Outage,
+        identity: BrokerIdentity | None = None,
         nodes: list[str] | None = None,
         alive: Callable[[], bool] | None = None,
     ) -> None:
-        """`nodes` and `alive` describe local workers when this process owns them."""
+        """`identity` is the broker the cases were sent to; `nodes` and `alive` describe
+        local workers when this process owns them."""
         self.app = app
         self.queue = queue
         self.quiet_after = quiet_after
         self.task_ids = task_ids
+        self.outage = outage
+        self.identity = identity
         self.nodes = nodes
         self.alive = alive
+        self.reason = LOST_REASON
         self._last_progress = time.monotonic()
         self._last_check = 0.0
         self._strikes = 0
@@ -54,10 +72,41 @@ class Watchdog:
             return set(waiting)
         if now - max(self._last_progress, self._last_check) < self.quiet_after:
             return set()
+        if not self.outage.due(now):
+            return set()
         self._last_check = now
-        held = {self.task_ids[i] for i in self._held() if i in self.task_ids}
-        self._strikes = self._strikes + 1 if self._queued() == 0 and not held & waiting else 0
+        try:
+            self._same_broker()
+            queued = self._queued()
+            held = {self.task_ids[i] for i in self._held() if i in self.task_ids}
+        except BROKER_FAULTS as exc:
+            self.outage.failed(exc)  # raises `BrokerGone` once patience runs out
+            self._strikes = 0
+            return set()
+        self.outage.recovered()
+        self._strikes = self._strikes + 1 if queued == 0 and not held & waiting else 0
         return set(waiting) if self._strikes >= STRIKES else set()
+
+    @property
+    def broker_lost_them(self) -> bool:
+        return self.reason is LOST_WITH_BROKER
+
+    def _same_broker(self) -> None:
+        """Notice a restart: a Redis without an append-only file comes back empty."""
+        if self.identity is None:
+            return
+        now = identify(self.outage.url)
+        if now is None or now.run_id == self.identity.run_id:
+            return
+        if self.identity.append_only:
+            self.outage.say("the broker restarted; its append-only file kept the queue")
+        else:
+            self.reason = LOST_WITH_BROKER
+            self.outage.say(
+                "[red]the broker restarted without an append-only file[/]: "
+                "the cases it still held are lost with it"
+            )
+        self.identity = now
 
     def _queued(self) -> int:
         with self.app.connection_for_read() as connection:

@@ -1,0 +1,57 @@
+"""A run stopped for every worker at once because the engine's account cannot pay (HTTP 402).
+
+No later case can succeed, so running them would only turn each into the same error, slowly.
+The worker whose case met the 402 raises the run's flag in the farm's Redis, where every worker
+on every machine looks before it starts a case; a flagged run's cases are stored as
+`skipped_credits` without touching the engine, so they all land at once, the run ends with one
+message, and `--resume` sends them again once the account is topped up. Workers read the flag
+at most once a second each: a case that starts in that second meets the 402 itself.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import redis
+
+from workers.broker import BROKER_FAULTS
+
+KEY_TTL_S = 7 * 24 * 3600
+CACHE_S = 1.0
+NOT_RUN = "not run: the engine's credits ran out earlier in this run"
+
+
+class Halts:
+    """The flags of the runs this process works for, read through a one-second cache."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._lock = threading.Lock()
+        self._seen: dict[str, tuple[float, str | None]] = {}
+
+    def key(self, run_id: str) -> str:
+        return f"{self.prefix}memeval:halted:{run_id}"
+
+    def raise_flag(self, client: redis.Redis, run_id: str, reason: str) -> None:
+        """The first reason stays: it is the one the run's message quotes."""
+        client.set(self.key(run_id), reason, ex=KEY_TTL_S, nx=True)
+        with self._lock:
+            self._seen[run_id] = (time.monotonic(), reason)
+
+    def reason(self, client: redis.Redis, run_id: str) -> str | None:
+        """Why the run is halted, or None. A Redis that does not answer halts nothing: the
+        case then runs, and meets the 402 itself if the account is still spent."""
+        now = time.monotonic()
+        with self._lock:
+            cached = self._seen.get(run_id)
+        if cached is not None and now - cached[0] < CACHE_S:
+            return cached[1]
+        try:
+            raw = client.get(self.key(run_id))
+        except BROKER_FAULTS:
+            return None
+        value = raw.decode() if isinstance(raw, bytes) else raw
+        with self._lock:
+            self._seen[run_id] = (now, value)
+        return value
