@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from memeval.errors import UsageError
+from memeval.llm.judge import JUDGE_MAX_TOKENS, JUDGE_PROMPT_VERSION
 from memeval.llm.setup import budget_micros, open_budget, prepare
 from memeval.llm.spec import LlmSpec
 from memeval.llm.sweep import SWEEP_SCOPE, sweep_runs
@@ -79,6 +80,7 @@ def plan_models(
     rates: list[str],
     budget_usd: float | None,
     console: Console,
+    judge: str | None = None,
 ) -> ModelPlan:
     cap = budget_micros(budget_usd)
     parsed = parse_rates(rates)
@@ -87,6 +89,7 @@ def plan_models(
             name
             for name, value in (
                 ("--model", model),
+                ("--judge", judge),
                 ("--budget-usd", budget_usd),
                 ("--base-url", base_url),
                 ("--max-tokens", max_tokens),
@@ -105,7 +108,7 @@ def plan_models(
     kwargs = {"max_tokens": max_tokens} if max_tokens is not None else {}
     setup = asyncio.run(
         prepare(
-            [name],
+            list(dict.fromkeys([name, *([judge] if judge else [])])),
             base_url=base_url,
             prices=prices,
             rates=rates,
@@ -116,7 +119,13 @@ def plan_models(
     )
     for warning in setup.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    return ModelPlan(llm=setup.specs[name], rates=parsed, budget_micros=cap)
+    spec = setup.specs[name]
+    if judge:
+        grader = setup.specs[judge].model_copy(
+            update={"max_tokens": JUDGE_MAX_TOKENS, "prompt_version": JUDGE_PROMPT_VERSION}
+        )
+        spec = spec.model_copy(update={"judge": grader})
+    return ModelPlan(llm=spec, rates=parsed, budget_micros=cap)
 
 
 def in_process_redis(plan: ModelPlan) -> str | None:

@@ -114,6 +114,14 @@ def run(
     model: Annotated[
         str | None, typer.Option(help=f"The answering model. [default: {DEFAULT_MODEL}]")
     ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            help="With --llm: this model grades every answer against the gold one, on the "
+            "same budget (KPI judge_answer; prompt judge-v1).",
+            metavar="MODEL",
+        ),
+    ] = None,
     base_url: BaseUrl = None,
     max_tokens: Annotated[int | None, typer.Option(help="Completion cap per answer.")] = None,
     budget_usd: Annotated[
@@ -207,6 +215,7 @@ def run(
             rates=rate or [],
             budget_usd=budget_usd,
             console=out,
+            judge=judge,
         )
         options = RunOptions(keep=keep, llm=models.llm, rates=models.rates)
         jobs = _plan(

@@ -32,6 +32,7 @@ from memeval.llm.errors import (
     Rejected,
     Transient,
 )
+from memeval.llm.judge import JUDGE_PROMPT_VERSION
 from memeval.llm.prompt import PROMPT_VERSION, messages
 from memeval.llm.spec import LlmSpec
 from memeval.llm.tokens import prompt_tokens_bound
@@ -78,7 +79,7 @@ class Answerer:
         limiter: Limiter | None = None,
         ledger: PaidCalls | None = None,
     ) -> None:
-        if spec.prompt_version != PROMPT_VERSION:
+        if spec.prompt_version not in (PROMPT_VERSION, JUDGE_PROMPT_VERSION):
             raise UsageError(
                 f"the run asks for prompt {spec.prompt_version} but this worker has "
                 f"{PROMPT_VERSION}",
@@ -93,6 +94,7 @@ class Answerer:
         self.ledger = ledger
         self.rate = rate_for(spec.rates, RateKind.model)
         self._spent_out = False
+        self.judge: Answerer | None = None  # `--judge`: grades answers on the same budget
 
     def __repr__(self) -> str:
         return f"Answerer(model={self.spec.model!r}, base_url={self.spec.base_url!r})"
@@ -105,9 +107,12 @@ class Answerer:
         return self._spent_out
 
     async def answer(self, question: str, pack: str) -> AnswerResult:
+        return await self.complete(messages(question, pack))
+
+    async def complete(self, chat: list[dict[str, str]]) -> AnswerResult:
+        """One paid call on a prompt already built: the answer prompt, or the judge's."""
         if self._spent_out:
             return AnswerResult(skipped_budget=True)
-        chat = messages(question, pack)
         prompt = prompt_tokens_bound(self.spec.model, chat)
         last = ""
         for attempt in range(self.spec.max_attempts):
@@ -279,13 +284,14 @@ async def open_answerer(
                     "budgets and rate limits need Redis", fix="pass the farm's Redis URL"
                 )
             redis = await connect_redis(redis_url)
-        yield Answerer(
-            spec,
-            client,
-            budget=Budget(redis, spec.budget_scopes) if redis and spec.budget_scopes else None,
-            limiter=Limiter(redis) if redis and spec.rates else None,
-            ledger=ledger,
-        )
+        budget = Budget(redis, spec.budget_scopes) if redis and spec.budget_scopes else None
+        limiter = Limiter(redis) if redis and spec.rates else None
+        answerer = Answerer(spec, client, budget=budget, limiter=limiter, ledger=ledger)
+        if spec.judge is not None:
+            answerer.judge = Answerer(
+                spec.judge, client, budget=budget, limiter=limiter, ledger=ledger
+            )
+        yield answerer
     finally:
         await client.aclose()
         if redis is not None:

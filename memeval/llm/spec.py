@@ -26,6 +26,10 @@ class LlmSpec(BaseModel):
     rates: list[Rate] = Field(default_factory=list)
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0)
     max_attempts: int = Field(default=6, ge=1)
+    judge: LlmSpec | None = Field(
+        default=None,
+        description="`--judge`: the model that grades each answer (same service and budget).",
+    )
 
     def hold_micros(self, chat: list[dict[str, str]], completion_tokens: int | None = None) -> int:
         """The most this call can cost when sent with `max_tokens=completion_tokens` (by

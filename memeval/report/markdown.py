@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from memeval.llm.judge import JUDGE_PROMPT_VERSION, SYSTEM
 from memeval.report.caveats import infra_note, partial_note
 from memeval.report.intervals import RunIntervals, run_intervals
 from memeval.report.scorecard import COMPOSITE, PACK_HIT
@@ -113,6 +114,7 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
         _latency(report),
         _usage(report),
         _kpis(report, ci_),
+        _judge(report),
         _misses(report),
     ]
     for section in sections:
@@ -280,6 +282,22 @@ def _kpis(report: RunReport, ci_: RunIntervals) -> list[str]:
     ]
     header = ["group", "kpi", "value", "95% CI", "unit", "better", "n"]
     return ["## KPIs", "", *table(header, rows)]
+
+
+def _judge(report: RunReport) -> list[str]:
+    """The judge's prompt, whenever a verdict is in the run: its score means nothing without
+    it. A stored run graded under an older version says so instead of showing today's text."""
+    notes = [p.judge_note for c in report.cases for p in c.probes if p.judge_note]
+    if not notes:
+        return []
+    versions = sorted({n.split(":", 1)[0] for n in notes})
+    shown = ", ".join(versions)
+    out = ["## Model judge", "", f"Verdicts: {len(notes)}; prompt version(s): {shown}."]
+    if versions == [JUDGE_PROMPT_VERSION]:
+        out += ["", *fenced(SYSTEM.splitlines())]
+    else:
+        out += ["", f"This memeval holds prompt {JUDGE_PROMPT_VERSION} only; see its history."]
+    return out
 
 
 def _misses(report: RunReport) -> list[str]:

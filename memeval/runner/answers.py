@@ -17,9 +17,10 @@ from memeval.llm.grading import (
     hits_pack,
     query_question,
 )
+from memeval.llm.judge import JUDGE_PROMPT_VERSION, judge_messages, verdict
 from memeval.results import CaseStatus, ProbeResult, QueryLog
 from memeval.runner.context import CaseContext
-from memeval.scoring.pack import grade_answer
+from memeval.scoring.pack import gold_answers, grade_answer, token_f1
 from memeval.suites.fixture import Query
 from memeval.suites.scenario import Probe
 
@@ -34,8 +35,30 @@ async def answer_probe(probe: Probe, result: ProbeResult, ctx: CaseContext) -> N
     if reply is not None:
         result.model_answer = reply.text
         result.model_ok = grade_answer(reply.text, probe)
+        result.model_f1 = token_f1(reply.text, gold_answers(probe))
         result.model_tokens = reply.tokens
         result.model_usd_micros = reply.usd_micros
+        await _judge(probe, result, ctx)
+
+
+async def _judge(probe: Probe, result: ProbeResult, ctx: CaseContext) -> None:
+    """`--judge`: a second model grades the answer against the gold one, on the same budget;
+    a verdict it cannot give stops the case's model calls like a failed answer does."""
+    judge = ctx.answerer.judge if ctx.answerer is not None else None
+    if judge is None or result.model_answer is None or ctx.answers_stopped is not None:
+        return
+    chat = judge_messages(probe.question, gold_answers(probe)[0], result.model_answer)
+    step, ctx.watch.step = ctx.watch.step, "answer"
+    try:
+        graded = await ctx.watch.time("judge", judge.complete(chat))
+    finally:
+        ctx.watch.step = step
+    ctx.result.answerer_usd_micros += graded.usd_micros
+    if graded.skipped_budget or graded.error is not None:
+        ctx.answers_stopped = graded
+        return
+    result.judge_ok = verdict(graded.text)
+    result.judge_note = f"{JUDGE_PROMPT_VERSION}: {(graded.text or '').strip()[:40]}"
 
 
 async def answer_query(query: Query, found: QueryResult, log: QueryLog, ctx: CaseContext) -> None:

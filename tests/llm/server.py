@@ -35,6 +35,7 @@ from memeval.scoring.pack import extractive_answer, units
 
 KEY = "sk-or-v1-test-key"
 PACK = re.compile(r"<pack>\n(.*)\n</pack>", re.S)
+JUDGED = re.compile(r"Gold answer: (.*)\nAnswer to grade: (.*)", re.S)
 QUESTION = re.compile(r"Question: (.*)$", re.S)
 
 
@@ -299,7 +300,13 @@ def _prompt_tokens(model: str, chat: list[dict[str, str]]) -> int:
 
 
 def _answer(user: str) -> str:
-    """The pack line that best matches the question, or `unknown`: a model that never guesses."""
+    """The pack line that best matches the question, or `unknown`: a model that never guesses.
+    Asked to judge (`memeval.llm.judge`), it calls an answer right when it holds every word of
+    the gold answer."""
+    judged = JUDGED.search(user)
+    if judged is not None:
+        gold, given = (set(re.findall(r"\w+", part.casefold())) for part in judged.groups())
+        return "CORRECT" if gold <= given else "WRONG"
     pack = PACK.search(user)
     question = QUESTION.search(user)
     if pack is None or question is None:
