@@ -31,6 +31,11 @@ def infra_note(report: RunReport) -> str | None:
     if not report.infra_retries and not report.case_restarts:
         return None
     return (
-        f"infrastructure errors met: {report.infra_retries} requests retried, "
-        f"{report.case_restarts} cases restarted on a fresh tenant; none is in the score"
+        f"infrastructure errors met: {_count(report.infra_retries, 'request')} retried, "
+        f"{_count(report.case_restarts, 'case')} restarted on a fresh tenant; "
+        "none is in the score"
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
