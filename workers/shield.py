@@ -10,6 +10,7 @@ failure travels as `FarmUnavailable`, an `EngineUnavailable` the runner lets thr
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
@@ -39,6 +40,7 @@ class _Shielded:
             return target
         call = cast(Callable[..., Awaitable[Any]], target)
 
+        @functools.wraps(call)  # keeps the signature: callers inspect it (`takes_question`)
         async def shielded(*args: Any, **kwargs: Any) -> Any:
             try:
                 return await call(*args, **kwargs)
