@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import math
 import secrets
+from collections.abc import Awaitable, Callable
 from enum import IntEnum
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -193,19 +194,23 @@ class Budget:
         self,
         amount_micros: int,
         *,
-        min_micros: int | None = None,
+        min_micros: int | Callable[[], Awaitable[int]] | None = None,
         max_wait_s: float = LEASE_S,
         lease_s: float = LEASE_S,
     ) -> Hold | None:
         """A hold, or None when the budget is spent. Waits while in-flight calls may settle for
-        less than they hold, so that the cap is used up rather than refused early."""
+        less than they hold, so that the cap is used up rather than refused early.
+
+        `min_micros` may be a function, asked again before every poll: the smallest usable hold
+        shrinks as the calls settling meanwhile teach it their size."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max_wait_s
         hold_id = secrets.token_hex(8)
         pause = 0.01
         while True:
+            least = await min_micros() if callable(min_micros) else min_micros
             verdict, hold = await self.try_reserve(
-                amount_micros, min_micros=min_micros, hold_id=hold_id, lease_s=lease_s
+                amount_micros, min_micros=least, hold_id=hold_id, lease_s=lease_s
             )
             if verdict is Verdict.held:
                 return hold

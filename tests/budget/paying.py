@@ -40,12 +40,16 @@ QUESTIONS = [
 
 @contextmanager
 def fake_service(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **options: float
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *tags: str, **options: float
 ) -> Iterator[FakeOpenRouter]:
+    """The fake, pricing `MODEL` and, for each tag, `MODEL-TAG`: a model of its own gives a
+    test rate-limiter keys of its own (they are named by model)."""
     monkeypatch.setenv("OPENROUTER_API_KEY", KEY)
     monkeypatch.delenv("MEMEVAL_LLM_KEY", raising=False)
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    with FakeOpenRouter(prices=PRICES, **options) as fake:
+    with FakeOpenRouter(
+        prices={**PRICES, **{f"{MODEL}-{t}": PRICES[MODEL] for t in tags}}, **options
+    ) as fake:
         yield fake
 
 

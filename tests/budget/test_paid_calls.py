@@ -92,8 +92,9 @@ def test_an_interrupt_and_two_resumes_never_spend_past_the_cap(monkeypatch, tmp_
             _overwrite_case(store, run_id, asyncio.run(resumed()))
         billed = settled_log(server)
     assert billed <= cap, f"billed {billed} on a cap of {cap}"
-    assert billed >= 0.8 * cap  # the resumes did spend what was left
-    assert store.paid_micros([run_id]) >= billed
+    counted = store.paid_micros([run_id])  # calls cut off count at their holds: above the bill
+    assert counted >= billed
+    assert counted >= 0.9 * cap  # the resumes did spend what was left
 
 
 def test_a_reply_that_never_came_counts_at_its_hold(monkeypatch, tmp_path, tag):

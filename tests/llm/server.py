@@ -128,8 +128,9 @@ class FakeOpenRouter:
     def _authorized(self, header: str) -> bool:
         return self.key is None or header == f"Bearer {self.key}"
 
-    def chat(self, body: dict[str, Any], authorization: str) -> tuple[int, dict[str, Any], dict]:
-        arrived = time.monotonic()
+    def chat(
+        self, body: dict[str, Any], authorization: str, arrived: float
+    ) -> tuple[int, dict[str, Any], dict]:
         with self.lock:
             self.attempts += 1
             self.arrivals.append(arrived)
@@ -241,6 +242,7 @@ class FakeOpenRouter:
                     self._send(404, {"error": {"code": 404, "message": "not found"}}, {})
 
             def do_POST(self) -> None:
+                arrived = time.monotonic()  # before reading the body: when the request came
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
                 if self.path != "/api/v1/chat/completions":
@@ -248,7 +250,8 @@ class FakeOpenRouter:
                     return
                 if self._unauthorized():
                     return
-                status, reply, headers = fake.chat(body, self.headers.get("Authorization", ""))
+                authorization = self.headers.get("Authorization", "")
+                status, reply, headers = fake.chat(body, authorization, arrived)
                 self._send(status, reply, headers)
 
         return Handler
