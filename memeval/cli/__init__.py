@@ -12,6 +12,7 @@ from sqlalchemy.exc import DatabaseError
 from memeval.cli import engines as engines_cmd
 from memeval.cli import estimate as estimate_cmd
 from memeval.cli import farm as farm_cmd
+from memeval.cli import models as models_cmd
 from memeval.cli import report as report_cmd
 from memeval.cli import run as run_cmd
 from memeval.cli import suites as suites_cmd
@@ -28,6 +29,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(suites_cmd.app, name="suites")
+app.add_typer(models_cmd.app, name="models")
 app.command("run")(run_cmd.run)
 app.command("report")(report_cmd.report)
 app.command("compare")(report_cmd.compare_runs)

@@ -31,6 +31,7 @@ BUILTIN: dict[str, str] = {
     "tinyhumans": "memeval.engines.adapters.tinyhumans:TinyHumansEngine",
     "verifiedstate": "memeval.engines.adapters.verifiedstate:VerifiedStateEngine",
     "mem0": "memeval.engines.adapters.mem0:Mem0Engine",
+    "mem0-oss": "memeval.engines.adapters.mem0_oss:Mem0OssEngine",
 }
 
 

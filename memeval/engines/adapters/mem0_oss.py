@@ -1,0 +1,301 @@
+"""`mem0-oss`: mem0's open-source library (`mem0ai`'s `AsyncMemory`), in the worker process.
+
+Nothing here is hosted: the vector store is embedded (qdrant on disk, or faiss) in a folder of
+this engine's own, and mem0's LLM and embedder are whatever OpenAI-compatible service `url`
+names: `memeval models serve` by default, vLLM, Ollama or OpenRouter for real figures. No
+model is fetched at run time (spaCy and fastembed are optional in mem0ai and, absent, mem0
+falls back to plain text and vector search), and mem0's telemetry is switched off before the
+library is first imported (`MEM0_TELEMETRY=False`): it would otherwise send usage events and
+fetch a notice file from GitHub.
+
+A tenant is mem0's `user_id`; turns also carry the agent as `agent_id` and the thread as
+`run_id`, which mem0 records without narrowing a search by user. Reset and forget are
+`delete_all(user_id=...)`; `list` is `get_all` for the user. mem0's `add` has finished when it
+returns, so a write is visible at once. With `infer` on (the default) mem0's model extracts
+memories and a write may yield none or several: every memory carries its write's key in its
+metadata (`memeval_write`), `list` counts distinct writes, and a write that mem0 judged to hold
+nothing worth keeping is listed as the settled write it is.
+
+One embedded qdrant client is not safe under concurrent threads, and mem0 runs each store call
+in a thread of its own, so this engine's calls take turns (an asyncio lock): a worker process
+with several concurrent cases measures mem0 one call at a time, as an application holding one
+`Memory` would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import uuid
+from datetime import datetime
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from memeval.engines import idempotency
+from memeval.engines.adapters.packs import pack_of
+from memeval.engines.base import Engine, EngineUnavailable
+from memeval.engines.types import (
+    Assertion,
+    Capability,
+    Hit,
+    MemoryItem,
+    Pack,
+    QueryResult,
+    Turn,
+    TurnContext,
+)
+from memeval.models.local import ModelSettings, check_models, library_missing, store_folder
+
+if TYPE_CHECKING:
+    from mem0 import AsyncMemory
+
+ID_TAG = "memeval_id"
+WRITE_TAG = "memeval_write"
+PACK_K = 12
+LIST_MAX = 10_000
+COLLECTION = "memeval"
+
+
+class Mem0OssSettings(ModelSettings):
+    model_config = SettingsConfigDict(env_prefix="MEM0_OSS_")
+    engine = "mem0-oss"
+    vector_store: Literal["qdrant", "faiss"] = Field(
+        default="qdrant", description="Embedded vector store mem0 keeps its memories in."
+    )
+    infer: bool = Field(default=True, description="Let mem0's model extract memories.")
+    threshold: float = Field(
+        default=0.1, ge=0, le=1, description="mem0's search threshold: fewer hits below it."
+    )
+
+
+def _mem0_version() -> str:
+    try:
+        return metadata.version("mem0ai")
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _import_mem0() -> tuple[type[AsyncMemory], type[Any]]:
+    # Read by mem0 once, at import: set first, or the first `add` reports to PostHog.
+    os.environ["MEM0_TELEMETRY"] = "False"
+    try:
+        from mem0 import AsyncMemory
+        from mem0.configs.base import MemoryConfig
+        from mem0.memory import main, telemetry
+    except ImportError:
+        raise library_missing("mem0-oss", "mem0ai", "mem0") from None
+    # Imported earlier in this process with telemetry on (the hosted client's tests do):
+    # both copies of the flag must be off.
+    telemetry.MEM0_TELEMETRY = False
+    main.MEM0_TELEMETRY = False  # type: ignore[attr-defined]
+    return AsyncMemory, MemoryConfig
+
+
+class Mem0OssEngine(Engine):
+    name = "mem0-oss"
+    settings_model = Mem0OssSettings
+    verified_against = f"mem0ai {_mem0_version()} library (AsyncMemory), in-process"
+    capabilities = frozenset(
+        {Capability.store, Capability.abstain, Capability.provenance, Capability.lifecycle}
+    )
+    notes = (
+        "in-process mem0 library: embedded qdrant or faiss, models on any OpenAI-compatible URL",
+        "abstains when mem0's search threshold leaves no hit; no point-in-time queries "
+        "(mem0's open-source search refuses a reference date)",
+    )
+
+    def __init__(self, settings: Mem0OssSettings) -> None:
+        self.settings = settings
+        self.folder: Path | None = None
+        self._memory: AsyncMemory | None = None
+        self._turn = asyncio.Lock()
+        # tenant -> write keys mem0 stored nothing for (it judged them empty)
+        self._empty: dict[str, set[str]] = {}
+
+    async def preflight(self) -> None:
+        _import_mem0()
+        await check_models(self.name, self.settings)
+
+    async def close(self) -> None:
+        self._memory = None
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+    def _config(self, folder: Path, config_type: type[Any]) -> Any:
+        s = self.settings
+        store: dict[str, Any] = {
+            "collection_name": COLLECTION,
+            "path": str(folder / s.vector_store),
+            "embedding_model_dims": s.embedding_dims,
+        }
+        if s.vector_store == "qdrant":
+            store["on_disk"] = True
+        llm = {
+            "model": s.llm_model,
+            "api_key": s.key,
+            "openai_base_url": s.url,
+            # mem0 sends its LLM to OpenRouter whenever OPENROUTER_API_KEY is set (memeval's
+            # own `--llm` key): this keeps it on the URL the user gave.
+            "openrouter_base_url": s.url,
+        }
+        embedder = {
+            "model": s.embedder_model,
+            "api_key": s.key,
+            "openai_base_url": s.embedder_base,
+            "embedding_dims": s.embedding_dims,
+        }
+        return config_type(
+            vector_store={"provider": s.vector_store, "config": store},
+            llm={"provider": "openai", "config": llm},
+            embedder={"provider": "openai", "config": embedder},
+            history_db_path=str(folder / "history.db"),
+        )
+
+    async def _mem0(self) -> AsyncMemory:
+        if self._memory is None:
+            memory_type, config_type = _import_mem0()
+            self.folder = store_folder(self.name, self.settings.store_dir)
+            config = self._config(self.folder, config_type)
+            self._memory = await asyncio.to_thread(memory_type, config)
+        return self._memory
+
+    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """One mem0 call, its turn taken; a model service that went away is infrastructure
+        (retried), anything else mem0 raises is its own failure (scored)."""
+        import openai
+
+        async with self._turn:
+            memory = await self._mem0()
+            try:
+                return await getattr(memory, method)(*args, **kwargs)
+            except Exception as exc:
+                cause: BaseException | None = exc
+                while cause is not None:
+                    if isinstance(cause, openai.APIConnectionError | openai.InternalServerError):
+                        raise EngineUnavailable(f"mem0-oss: model service: {cause}") from exc
+                    cause = cause.__cause__
+                raise
+
+    # ---- writes ---------------------------------------------------------------------------
+
+    async def _add(
+        self, tenant: str, role: str, text: str, tags: dict[str, Any], **ids: str
+    ) -> str:
+        write = idempotency.current() or uuid.uuid4().hex
+        added = await self._call(
+            "add",
+            [{"role": role, "content": text}],
+            user_id=tenant,
+            metadata={**tags, WRITE_TAG: write},
+            infer=self.settings.infer,
+            **ids,
+        )
+        if not added.get("results"):
+            self._empty.setdefault(tenant, set()).add(write)
+        return write
+
+    async def _search(self, tenant: str, text: str, k: int) -> list[dict[str, Any]]:
+        if not text.strip():
+            return []
+        found = await self._call(
+            "search",
+            text,
+            filters={"user_id": tenant},
+            top_k=k,
+            threshold=self.settings.threshold,
+        )
+        results: list[dict[str, Any]] = found.get("results", [])
+        return results
+
+    # ---- fixture face ---------------------------------------------------------------------
+
+    async def store(self, tenant: str, assertion: Assertion) -> None:
+        tags = {ID_TAG: assertion.id, "source": assertion.source}
+        await self._add(tenant, "user", assertion.text, tags)
+
+    async def query(self, tenant: str, text: str, k: int = 5) -> QueryResult:
+        hits = []
+        for found in await self._search(tenant, text, k):
+            tags = found.get("metadata") or {}
+            source = tags.get("source")
+            hits.append(
+                Hit(
+                    text=found.get("memory", ""),
+                    source=source,
+                    assertion_id=tags.get(ID_TAG),
+                    sources=[source] if source else [],
+                    score=found.get("score"),
+                )
+            )
+        return QueryResult(hits=hits, abstained=not hits)
+
+    async def reset(self, tenant: str) -> None:
+        await self._call("delete_all", user_id=tenant)
+        self._empty.pop(tenant, None)
+
+    # ---- lifecycle face -------------------------------------------------------------------
+
+    async def _pack(self, tenant: str, title: str, text: str, hide: tuple[str, ...] = ()) -> Pack:
+        """mem0's hits in its order; a memory drawn from a turn in `hide` (still in the prompt)
+        is left out, whole or as one of the sentences mem0 extracted from it."""
+        found = [m for m in await self._search(tenant, text, PACK_K) if m.get("memory")]
+        kept = [m for m in found if not any(_flat(m["memory"]) in turn for turn in hide)]
+        pack = pack_of(title, [m["memory"] for m in kept])
+        pack.abstained = not kept
+        return pack
+
+    async def ingest(self, tenant: str, item: MemoryItem) -> str:
+        text = f"{item.title}: {item.text}" if item.title else item.text
+        tags = {ID_TAG: item.id, "kind": item.kind}
+        ids = {"agent_id": item.agent} if item.agent else {}
+        return await self._add(tenant, "user", text, tags, **ids)
+
+    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
+        # Turns the model still sees must not come back in the pack.
+        hide = tuple(_flat(f"{t.speaker or ''}: {t.text}") for t in ctx.in_prompt)
+        pack = await self._pack(tenant, "Context for the reply", ctx.turn.text, hide)
+        if ctx.log:
+            await self.post_turn(tenant, ctx.agent, ctx.thread, ctx.turn)
+        return pack
+
+    async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
+        text = f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
+        tags = {ID_TAG: turn.id} if turn.id else {}
+        return await self._add(tenant, turn.role, text, tags, agent_id=agent, run_id=thread)
+
+    async def start_session(
+        self,
+        tenant: str,
+        agent: str,
+        thread: str | None,
+        focus: str | None,
+        at: datetime,
+        question: str | None = None,
+    ) -> Pack:
+        return await self._pack(tenant, "Session start", question or focus or thread or "")
+
+    async def recall_for_compaction(
+        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
+    ) -> Pack:
+        query = " ".join(t.text for t in dropped)
+        return await self._pack(tenant, "Carried over from the compacted turns", query)
+
+    async def list(self, tenant: str) -> list[str]:
+        found = await self._call("get_all", filters={"user_id": tenant}, top_k=LIST_MAX)
+        writes = {
+            (m.get("metadata") or {}).get(WRITE_TAG, m.get("id")) for m in found.get("results", [])
+        }
+        return sorted(writes | self._empty.get(tenant, set()))
+
+    async def forget(self, tenant: str) -> None:
+        await self.reset(tenant)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).lower()

@@ -1,0 +1,210 @@
+"""The stand-in model service through the official `openai` client: deterministic embeddings,
+schema-valid structured output, tool calls, extraction prompts answered with the input's
+facts, and a price list memeval's own client reads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+
+import jsonschema
+import openai
+import pytest
+
+from memeval.llm.client import LlmClient
+from memeval.llm.prompt import messages as answer_messages
+from memeval.models import NOTE
+
+SCHEMA = {
+    "type": "object",
+    "$defs": {
+        "Edge": {
+            "type": "object",
+            "properties": {
+                "fact": {"type": "string", "maxLength": 40},
+                "kind": {"enum": ["LIVES_IN", "LIKES"]},
+                "source": {"type": "integer", "minimum": 1},
+                "valid_at": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]},
+                "weight": {"type": "number"},
+                "sure": {"type": "boolean"},
+            },
+            "required": ["fact", "kind", "source", "valid_at", "weight", "sure"],
+            "additionalProperties": False,
+        }
+    },
+    "properties": {
+        "edges": {"type": "array", "items": {"$ref": "#/$defs/Edge"}},
+        "ids": {"type": "array", "items": {"type": "integer"}, "minItems": 2},
+        "version": {"const": 3},
+    },
+    "required": ["edges", "ids", "version"],
+    "additionalProperties": False,
+}
+TEXT = "Alice moved to Paris in 2019. She drinks green tea every morning!"
+
+
+@pytest.fixture
+def client(model_url):
+    return openai.OpenAI(base_url=model_url, api_key="anything")
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def test_embeddings_are_unit_vectors_that_follow_spelling(client):
+    texts = ["Alice lives in Paris", "Alice lived in Paris", "quarterly tax filing deadline"]
+    first = [d.embedding for d in client.embeddings.create(model="any", input=texts).data]
+    again = client.embeddings.create(model="other", input=texts[0]).data[0].embedding
+    assert again == first[0]  # deterministic, whatever the model name
+    assert all(math.isclose(_cosine(v, v), 1.0, rel_tol=1e-9) for v in first)
+    assert _cosine(first[0], first[1]) > 0.6 > _cosine(first[0], first[2])
+    sized = client.embeddings.create(model="m", input="x", dimensions=64).data[0].embedding
+    assert len(sized) == 64
+
+
+def test_structured_output_is_a_valid_instance_holding_the_facts(client):
+    reply = client.chat.completions.create(
+        model="gpt-4.1-mini",
+        messages=[{"role": "system", "content": "Extract."}, {"role": "user", "content": TEXT}],
+        response_format={"type": "json_schema", "json_schema": {"name": "E", "schema": SCHEMA}},
+    )
+    body = json.loads(reply.choices[0].message.content)
+    jsonschema.validate(body, SCHEMA)
+    assert [e["fact"] for e in body["edges"]] == [
+        "Alice moved to Paris in 2019.",
+        "She drinks green tea every morning!",
+    ]
+    assert body["edges"][0]["valid_at"] is None  # states no time it was not given
+    assert body["edges"][0]["source"] == 1 and len(body["ids"]) == 2
+    assert reply.usage.prompt_tokens > 0 and reply.model == "gpt-4.1-mini"
+
+
+def test_the_parse_helper_of_the_sdk_reads_the_answer(client):
+    from pydantic import BaseModel
+
+    class Facts(BaseModel):
+        facts: list[str]
+        count: int
+
+    parsed = client.beta.chat.completions.parse(
+        model="m", messages=[{"role": "user", "content": TEXT}], response_format=Facts
+    )
+    assert parsed.choices[0].message.parsed == Facts(
+        facts=["Alice moved to Paris in 2019.", "She drinks green tea every morning!"], count=0
+    )
+
+
+def test_json_object_follows_the_example_the_prompt_shows(client):
+    from mem0.configs.prompts import (
+        ADDITIVE_EXTRACTION_PROMPT,
+        generate_additive_extraction_prompt,
+    )
+
+    user = generate_additive_extraction_prompt(
+        existing_memories=[], new_messages=f"user: {TEXT}\n", last_k_messages=[]
+    )
+    reply = client.chat.completions.create(
+        model="m",
+        messages=[
+            {"role": "system", "content": ADDITIVE_EXTRACTION_PROMPT},
+            {"role": "user", "content": user},
+        ],
+        response_format={"type": "json_object"},
+    )
+    body = json.loads(reply.choices[0].message.content)
+    assert body == {
+        "memory": [
+            {"id": "0", "text": "Alice moved to Paris in 2019."},
+            {"id": "1", "text": "She drinks green tea every morning!"},
+        ]
+    }
+
+
+def test_json_object_without_an_example_lists_the_facts(client):
+    reply = client.chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": "Bob uses Postgres 16. It listens on 5433."}],
+        response_format={"type": "json_object"},
+    )
+    facts = ["Bob uses Postgres 16.", "It listens on 5433."]
+    assert json.loads(reply.choices[0].message.content) == {"facts": facts}
+
+
+def test_a_tool_call_carries_valid_arguments_for_the_chosen_tool(client):
+    tools = [
+        {"type": "function", "function": {"name": "noop", "parameters": {"type": "object"}}},
+        {"type": "function", "function": {"name": "save", "parameters": SCHEMA}},
+    ]
+    reply = client.chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": TEXT}],
+        tools=tools,
+        tool_choice={"type": "function", "function": {"name": "save"}},
+    )
+    call = reply.choices[0].message.tool_calls[0]
+    assert reply.choices[0].finish_reason == "tool_calls" and call.function.name == "save"
+    jsonschema.validate(json.loads(call.function.arguments), SCHEMA)
+
+
+def test_logprobs_say_every_token_is_certain(client):
+    reply = client.chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": "True"}],
+        logprobs=True,
+        top_logprobs=2,
+    )
+    tokens = reply.choices[0].logprobs.content
+    assert [t.token for t in tokens] == ["True"] and tokens[0].top_logprobs[0].logprob == 0.0
+
+
+def test_memevals_answer_prompt_gets_the_best_matching_pack_line(client):
+    pack = "# Context\n- The deploy key rotates on Fridays.\n- Alice moved to Paris in 2019."
+    messages = answer_messages("Where did Alice move?", pack)
+    reply = client.chat.completions.create(model="m", messages=messages)
+    assert reply.choices[0].message.content == "- Alice moved to Paris in 2019."
+
+
+def test_memevals_client_reads_a_price_of_zero(model_url):
+    async def prices():
+        client = LlmClient(model_url, require_key=False)
+        try:
+            return await client.models()
+        finally:
+            await client.aclose()
+
+    listed = asyncio.run(prices())
+    assert {m.id: (m.prompt, m.completion) for m in listed} == {
+        "memeval/stand-in-chat": ("0", "0"),
+        "memeval/stand-in-embed": ("0", "0"),
+    }
+
+
+def test_serve_prints_its_url_and_the_caveat(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memeval", "models", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/v1", first).group(0)
+        assert proc.stdout.readline().strip() == f"note: {NOTE}"
+        models = openai.OpenAI(base_url=url, api_key="k").models.list()
+        assert [m.id for m in models] == ["memeval/stand-in-chat", "memeval/stand-in-embed"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_busy_port_is_one_line_and_exit_2(cli, model_url):
+    port = model_url.rsplit(":", 1)[1].split("/")[0]
+    done = cli("models", "serve", "--port", port)
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
