@@ -29,6 +29,7 @@ from urllib.parse import urlencode
 import httpx
 
 from benchmarks.engines import ROOT, bench_env
+from memeval.report.caveats import infra_note
 from memeval.results import RunReport
 from memeval.suites.catalog import resolve
 from memeval.suites.scenario import Scenario
@@ -190,10 +191,7 @@ def main() -> None:
         f"{faulted_wall:.1f} s"
     )
     print("\n".join(proxy.tally.lines()))
-    print(
-        f"infrastructure errors met: {faulted.infra_retries} requests retried, "
-        f"{faulted.case_restarts} cases restarted on a fresh tenant"
-    )
+    print(infra_note(faulted) or "infrastructure errors met: none")
     held = True
     changed, total = differences(clean, faulted), len(scores(clean))
     print(f"scores equal to the clean run's: {total - len(changed)} of {total}")
