@@ -192,6 +192,9 @@ def main() -> None:
     )
     print("\n".join(proxy.tally.lines()))
     print(infra_note(faulted) or "infrastructure errors met: none")
+    for name in ("pre_turn_p50", "pre_turn_p95", "pre_turn_timeout_rate", "probe_p95"):
+        a, b = (next(k.value for k in r.kpis if k.name == name) for r in (clean, faulted))
+        print(f"latency {name}: {a} clean, {b} with faults (the attempt that answered)")
     held = True
     changed, total = differences(clean, faulted), len(scores(clean))
     print(f"scores equal to the clean run's: {total - len(changed)} of {total}")
