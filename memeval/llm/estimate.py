@@ -103,5 +103,5 @@ def _written_tokens(case: Scenario) -> int:
     written = [d.title + d.text for d in case.documents]
     written += [lr.text for lr in case.learnings]
     for thread in case.threads:
-        written += [e.user + e.reply + "".join(t.result for t in e.tools) for e in thread.exchanges]
+        written += [line.text for line in thread.lines(case.thread_start(thread))]
     return sum(tokens(t) for t in written)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from memeval.engines.types import QueryResult
 from memeval.llm.prompt import is_unknown
 from memeval.scoring.pack import contains
-from memeval.suites.fixture import CheckKind, Query
+from memeval.suites.fixture import Check, CheckKind, Query
 from memeval.suites.scenario import Probe
 
 PACK_TITLE = "# Recalled memory"
@@ -21,8 +21,11 @@ def answerable_probe(probe: Probe) -> bool:
     return probe.scored
 
 
+_TEXT_KINDS = (CheckKind.contains, CheckKind.abstain)
+
+
 def answerable_query(query: Query) -> bool:
-    return any(c.kind in (CheckKind.contains, CheckKind.abstain) for c in query.checks)
+    return any(c.kind in _TEXT_KINDS for top in query.checks for c in top.flat())
 
 
 def query_question(query: Query) -> str:
@@ -49,15 +52,29 @@ def hits_pack(found: QueryResult) -> str:
 
 def grade_query(answer: str | None, query: Query) -> bool:
     """An `abstain` query wants a clear `unknown`; otherwise the answer must hold every
-    `contains` value and none of the values the checks rule out or rank below."""
+    `contains` value and none of the values the checks rule out or rank below, each found with
+    its check's `match`. An `any_of` is right when one of its alternatives grades right."""
     if answer is None:
         return False
     if any(c.kind is CheckKind.abstain for c in query.checks):
         return is_unknown(answer)
-    if is_unknown(answer):
-        return False
-    wanted = [c.text for c in query.checks if c.kind is CheckKind.contains]
-    banned = [
-        c.text for c in query.checks if c.kind in (CheckKind.not_contains, CheckKind.not_first)
-    ]
-    return all(contains(answer, w) for w in wanted) and not any(contains(answer, b) for b in banned)
+    return all(_grade(answer, c) for c in query.checks if _speaks(c))
+
+
+def _speaks(check: Check) -> bool:
+    """Whether a check says anything about an answer's text."""
+    if check.kind is CheckKind.any_of:
+        return any(_speaks(c) for c in check.any_of)
+    return check.kind in (*_TEXT_KINDS, CheckKind.not_contains, CheckKind.not_first)
+
+
+def _grade(answer: str, check: Check) -> bool:
+    match check.kind:
+        case CheckKind.any_of:
+            return any(_grade(answer, c) for c in check.any_of if _speaks(c))
+        case CheckKind.abstain:
+            return is_unknown(answer)
+        case CheckKind.contains:
+            return not is_unknown(answer) and contains(answer, check.text, check.match)
+        case _:  # not_contains, not_first; an `unknown` fails the `contains` it goes with
+            return not contains(answer, check.text, check.match)

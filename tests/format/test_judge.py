@@ -109,3 +109,24 @@ def test_judge_needs_llm(cli):
     done = cli("run", "--judge", "test/dear", "--in-process")
     assert done.returncode == 2
     assert "--judge" in done.stderr + done.stdout and "--llm" in done.stderr + done.stdout
+
+
+def test_model_answers_to_fixture_queries_follow_any_of_and_match():
+    from memeval.llm.grading import answerable_query, grade_query
+    from memeval.suites.fixture import Query
+
+    query = Query.model_validate(
+        {
+            "text": "How long do refunds take?",
+            "checks": [
+                {"any_of": [{"abstain": True}, {"contains": "10 days", "match": "number"}]},
+                {"not_contains": "9", "match": "number"},
+                {"source": "ledger"},
+            ],
+        }
+    )
+    assert answerable_query(query)
+    assert grade_query("Refunds take 10 days.", query)
+    assert grade_query("unknown", query)
+    assert not grade_query("Refunds take 9 or 10 days.", query)
+    assert not grade_query("Refunds take 110 days.", query)
