@@ -40,6 +40,9 @@ def list_(
     table.add_row("  lexical / paraphrase", f"{counts.lexical} / {counts.paraphrase}")
     table.add_row("  with stale values", str(counts.stale))
     table.add_row("leak checks", str(counts.leak_checks))
+    table.add_row("  abstain / with evidence", f"{counts.abstain} / {counts.with_evidence}")
+    for tag, n in counts.probe_tags.items():
+        table.add_row(f"  tag {tag}", str(n))
     table.add_row("fixtures", str(counts.fixtures))
     for dim, n in counts.fixtures_per_dimension.items():
         table.add_row(f"  {dim}", str(n))

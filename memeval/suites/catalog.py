@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cache
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from memeval.errors import UsageError
 from memeval.importers import sources
@@ -71,6 +72,9 @@ class SuiteCounts(BaseModel):
     paraphrase: int
     stale: int
     leak_checks: int
+    abstain: int = 0
+    with_evidence: int = 0
+    probe_tags: dict[str, int] = Field(default_factory=dict)
     fixtures: int
     fixtures_per_dimension: dict[str, int]
 
@@ -88,7 +92,10 @@ def count(suite: Suite) -> SuiteCounts:
         lexical=sum(p.style is Style.lexical for p in scored),
         paraphrase=sum(p.style is Style.paraphrase for p in scored),
         stale=sum(bool(p.stale) for p in scored),
-        leak_checks=sum(bool(p.forbidden) for p in probes),
+        leak_checks=sum(bool(p.forbidden) and not p.abstain for p in probes),
+        abstain=sum(p.abstain for p in scored),
+        with_evidence=sum(bool(p.evidence) for p in scored),
+        probe_tags=dict(sorted(Counter(t for p in probes for t in p.tags).items())),
         fixtures=len(suite.fixtures),
         fixtures_per_dimension=per_dim,
     )
