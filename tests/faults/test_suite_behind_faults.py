@@ -88,12 +88,13 @@ def test_faults_change_no_score_and_are_counted(tmp_path: Path):
     assert len(scores(clean)) > 30 and differences(clean, faulted) == []
     assert not faulted.partial
     assert faulted_writes == clean_writes  # every write stored once, lost responses included
-    # Every injected fault was met by the client: counted as a retried request, or inside an
-    # attempt of a case that was then restarted on a fresh tenant (whose count is not kept).
+    # Every injected fault was met by the client: counted as a retried request, inside an
+    # attempt of a case then restarted on a fresh tenant (whose count is not kept), or by the
+    # dispatcher's preflight, which runs outside every case (and gives up after two faults).
     assert faulted.infra_retries > 0
     assert faulted.infra_retries <= tally.faults
     if faulted.case_restarts == 0:
-        assert faulted.infra_retries == tally.faults
+        assert tally.faults - faulted.infra_retries <= 1
     assert "infrastructure errors met" in out
     report_md = (tmp_path / "faulted" / "report.md").read_text()
     assert f"{faulted.infra_retries} requests retried" in report_md
