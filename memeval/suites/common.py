@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints, WithJsonSchema
 
 Slug = Annotated[
     str,
@@ -15,9 +16,22 @@ Slug = Annotated[
 ]
 """An id that is safe in a case id, a tenant name and a URL path."""
 
+_TAG = re.compile(r"^[a-z0-9][a-z0-9_.:\-]{0,79}$")
+
+
+def _tag(value: str) -> str:
+    if not _TAG.match(value):
+        raise ValueError(
+            f"tag {value!r} must be lower case letters, digits and `_ . : -` (at most 80), "
+            "starting with a letter or digit, e.g. `category:multi-hop`"
+        )
+    return value
+
+
 Tag = Annotated[
     str,
-    StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.:\-]*$", min_length=1, max_length=80),
+    AfterValidator(_tag),
+    WithJsonSchema({"type": "string", "pattern": _TAG.pattern, "maxLength": 80}),
 ]
 """A probe or query tag such as `category:multi-hop` or `difficulty:hard`; reports group by it."""
 
