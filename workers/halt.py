@@ -33,20 +33,24 @@ class Halts:
     def key(self, run_id: str) -> str:
         return f"{self.prefix}memeval:halted:{run_id}"
 
-    def raise_flag(self, client: redis.Redis, run_id: str, reason: str) -> None:
-        """The first reason stays: it is the one the run's message quotes."""
-        client.set(self.key(run_id), reason, ex=KEY_TTL_S, nx=True)
+    def raise_flag(self, client: redis.Redis | None, run_id: str, reason: str) -> None:
+        """The first reason stays: it is the one the run's message quotes. Without a Redis
+        (an app with no result backend, as in eager tests) the flag is this process's alone."""
+        if client is not None:
+            client.set(self.key(run_id), reason, ex=KEY_TTL_S, nx=True)
         with self._lock:
             self._seen[run_id] = (time.monotonic(), reason)
 
-    def reason(self, client: redis.Redis, run_id: str) -> str | None:
+    def reason(self, client: redis.Redis | None, run_id: str) -> str | None:
         """Why the run is halted, or None. A Redis that does not answer halts nothing: the
         case then runs, and meets the 402 itself if the account is still spent."""
         now = time.monotonic()
         with self._lock:
             cached = self._seen.get(run_id)
-        if cached is not None and now - cached[0] < CACHE_S:
+        if cached is not None and (client is None or now - cached[0] < CACHE_S):
             return cached[1]
+        if client is None:
+            return None
         try:
             raw = client.get(self.key(run_id))
         except BROKER_FAULTS:

@@ -109,7 +109,7 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
     """Run the case; an unreachable engine or farm Redis retries it, spent engine credits halt
     the run (`workers.halt`), and the rest becomes the case's result."""
     started = datetime.now(UTC)
-    client = task.app.backend.client
+    client = getattr(task.app.backend, "client", None)  # the farm's Redis, when there is one
     halted = halts.reason(client, job.run_id)
     if halted is not None:
         return job.failed(f"{NOT_RUN}: {halted}", started, CaseStatus.skipped_credits)
