@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memeval.engines.reference.text import sentences
+
 _DIRECTIVE = re.compile(
     r"\b(?:always|never|must|should|don'?t|do not|prefers?|preferred|instead|make sure"
     r"|from now on|remember|avoid|required)\b",
@@ -46,9 +48,16 @@ class Cues:
     personal: bool = False  # first person about oneself; whether that is the user is the caller's
 
 
+def _only_questions(text: str) -> bool:
+    """Every sentence asks. "I went hiking yesterday! Have you been?" tells as much as it
+    asks, so it is not discounted as a question."""
+    parts = sentences(text)
+    return bool(parts) and all(part.endswith("?") for part in parts)
+
+
 def read_cues(text: str) -> Cues:
     return Cues(
-        question=text.rstrip().endswith("?"),
+        question=_only_questions(text),
         directive=bool(_DIRECTIVE.search(text)),
         alarm=bool(_ALARM.search(text)),
         change=bool(_CHANGE.search(text)),

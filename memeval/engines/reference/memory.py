@@ -50,6 +50,7 @@ class Item:
     cues: Cues = field(default_factory=Cues)
     turn_key: TurnKey | None = None  # how a turn handed back in `in_prompt` is recognised
     time: float = 0.0  # seconds since the epoch, 0 when undated: a sort key that is never None
+    position: int = 0  # its place in its thread
     retired: bool = False  # replaced: a belief by a later build, a document by a new version
 
 
@@ -89,7 +90,9 @@ class Memory:
         elif item.cues.directive or item.cues.alarm or about_user(item):
             self.notable.append(item)
         if item.thread is not None:
-            self.threads.setdefault(item.thread, []).append(item)
+            lines = self.threads.setdefault(item.thread, [])
+            item.position = len(lines)
+            lines.append(item)
         if item.kind is ItemKind.document or (item.kind is ItemKind.turn and not item.speaker):
             # a named speaker's line is a transcript: what someone said, never a slot
             source = _source(item)
@@ -167,6 +170,16 @@ class Memory:
             sources=tuple(sources),
         )
         return self._add(item, text)
+
+    def neighbours(self, item: Item, reach: int = 1) -> list[tuple[int, Item]]:
+        """The lines up to `reach` before and after a turn in its thread, with their distance:
+        what it answers, and what it prompts."""
+        if item.kind is not ItemKind.turn or item.thread is None:
+            return []
+        lines = self.threads[item.thread]
+        at = item.position
+        first, last = max(0, at - reach), min(len(lines), at + reach + 1)
+        return [(abs(i - at), lines[i]) for i in range(first, last) if i != at]
 
     def unanswered(self, item: Item) -> bool:
         """A user's question with nothing after it in its thread carries no information."""

@@ -59,6 +59,9 @@ QUESTION_DISCOUNT = 0.5
 UPDATE_BAND = 0.6  # a newer item this relevant (relative to an older one) goes first...
 CHANGE_BAND = 0.3  # ...or only this relevant when it is worded as a change
 UPDATE_WINDOW = 40  # only the most relevant items compete on recency
+NEIGHBOUR_SHARE = 0.5  # of a match's relevance that the next line of its conversation gains...
+NEIGHBOUR_REACH = 4  # ...up to this many lines away...
+NEIGHBOUR_DECAY = 0.6  # ...each line further getting this share of the one before
 TOPIC_SHARE = 0.5  # of the older item's matched query weight that the newer one must share
 THREAD_BOOST = 0.3  # the conversation being continued or resumed comes before others
 MIN_BULLET_CHARS = 24  # once less room than this is left, no useful bullet still fits
@@ -148,6 +151,17 @@ def _candidates(memory: Memory, req: Request, query: ResolvedQuery | None) -> di
         for doc, bm25 in hits:
             cov = coverage(query, memory.items[doc].terms)
             relevance[doc] = 0.5 * bm25 / top + 0.5 * cov
+        # A conversation between people stays on a topic for a few lines: the answer to a
+        # matching question, or the story a matching remark belongs to, rarely repeats the
+        # question's words. So the lines around a match gain part of its relevance, more the
+        # closer they are, and a line among several matches rises above one matching alone.
+        direct = dict(relevance)
+        for doc, rel in direct.items():
+            if not memory.items[doc].speaker:
+                continue  # the agent's own exchanges pair a request with its reply already
+            for distance, near in memory.neighbours(memory.items[doc], NEIGHBOUR_REACH):
+                share = NEIGHBOUR_SHARE * NEIGHBOUR_DECAY ** (distance - 1)
+                relevance[near.doc] = relevance.get(near.doc, 0.0) + share * rel
     pool = [*memory.standing, *memory.notable[-NOTABLE_WINDOW:], *memory.items[-RECENT_WINDOW:]]
     if req.thread is not None:
         pool.extend(memory.threads.get(req.thread, ()))
@@ -185,8 +199,13 @@ def _ranked(
     scores: dict[int, float] = {}
     for item in items:
         rel = relevance[item.doc] * (QUESTION_DISCOUNT if item.cues.question else 1.0)
-        importance = max(_importance(item), novelty.get(item.doc, 0.0))
         here = THREAD_BOOST if req.thread is not None and item.thread == req.thread else 0.0
+        if item.speaker:
+            # a line of a conversation between people: no orders or profile of the agent's
+            # user, and every session is as much on record as the last
+            scores[item.doc] = w.relevance * rel + here
+            continue
+        importance = max(_importance(item), novelty.get(item.doc, 0.0))
         scores[item.doc] = (
             w.relevance * rel + w.importance * importance + w.recency * memory.recency(item) + here
         )
