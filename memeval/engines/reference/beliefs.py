@@ -19,6 +19,7 @@ and the belief says so, naming every value.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -241,7 +242,7 @@ class SlotBook:
             if st.event:
                 self.events.append(st)
                 continue
-            key = _canonical(st.key, self.slots)
+            key = _canonical(st.key, self.slots, self._by_head.get(st.key[-1], ()))
             record = self.slots.get(key)
             if record is None:
                 record = self.slots[key] = BeliefRecord(st.slot)
@@ -331,12 +332,15 @@ def _when(st: Statement) -> tuple[bool, float, int]:
     return st.at is not None, st.at.timestamp() if st.at else 0.0, st.seq
 
 
-def _canonical(key: Key, records: dict[Key, BeliefRecord]) -> Key:
-    """A known slot with the same head word where one key's words contain the other's."""
+def _canonical(key: Key, records: dict[Key, BeliefRecord], same_head: Iterable[Key]) -> Key:
+    """A known slot with the same head word where one key's words contain the other's.
+
+    Only the slots sharing the head word are compared (`same_head`), so a write costs the
+    same however many slots are already known."""
     if key in records:
         return key
     words = set(key)
-    for known in records:
-        if known[-1] == key[-1] and (set(known) <= words or words <= set(known)):
+    for known in same_head:
+        if set(known) <= words or words <= set(known):
             return known
     return key
