@@ -1,7 +1,10 @@
 """Global limiter under contention: worker processes hammer one key through Redis.
 
 Prints, per configured rate, the achieved admission rate and the worst one-second window (which
-must stay within rate + burst), then the raw decision throughput of the Lua script.
+must stay within rate + burst), then the raw decision throughput of the Lua script, then what a
+model service sees: answerers that first wait on a full budget, measured by the arrival times
+in the fake service's log (their slots are taken right before sending, so the wait cannot pile
+them up at the service's door).
 
     python benchmarks/limiter_throughput.py [--processes 4] [--seconds 5] [--redis-url URL]
 """
@@ -12,12 +15,19 @@ import argparse
 import asyncio
 import bisect
 import multiprocessing
+import os
 import time
 import uuid
+from decimal import Decimal
 
 import redis as sync_redis
 
-from workers.budget import connect_redis
+from memeval.llm.answer import open_answerer
+from memeval.llm.pricing import Price
+from memeval.llm.prompt import messages
+from memeval.llm.spec import LlmSpec
+from tests.llm.server import KEY, FakeOpenRouter, busiest_window
+from workers.budget import Budget, connect_redis
 from workers.limiter import Limiter, parse_rate
 
 
@@ -55,6 +65,37 @@ def decisions(redis_url: str, key: str, seconds: float) -> int:
     return asyncio.run(go())
 
 
+async def at_the_service(redis_url: str, key: str, callers: int) -> int:
+    """`callers` answers queue on a budget whose room is held for 1.5 s, then all may go."""
+    os.environ["OPENROUTER_API_KEY"] = KEY
+    model, scope = f"openai/gpt-4.1-mini-{key}", f"bench-{key}-{callers}"
+    price = Price(prompt=Decimal(1) / 1_000_000, completion=Decimal(4) / 1_000_000)
+    with FakeOpenRouter(prices={model: (1, 4)}) as server:
+        spec = LlmSpec(
+            model=model,
+            base_url=server.base_url,
+            price=price,
+            budget_scopes=[scope],
+            rates=[parse_rate("model=20/s+2")],
+        )
+        chat = ("Which port does the billing service listen on?", "- The port is 8443.")
+        redis = await connect_redis(redis_url)
+        budget = Budget(redis, [scope])
+        cap = 1000 * spec.hold_micros(messages(*chat))
+        await budget.open(scope, cap)
+        blocker = await budget.reserve(cap)
+        assert blocker is not None
+        async with open_answerer(spec, redis_url=redis_url) as answerer:
+            work = asyncio.gather(*(answerer.answer(*chat) for _ in range(callers)))
+            await asyncio.sleep(1.5)
+            await budget.release(blocker)
+            await work
+        for name in [k async for k in redis.scan_iter(match=f"*{key}*")]:
+            await redis.delete(name)
+        await redis.aclose()
+        return busiest_window(server.arrivals)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=4)
@@ -87,6 +128,10 @@ def main() -> None:
         with context.Pool(args.processes) as pool:
             counts = pool.starmap(decisions, [(args.redis_url, key, 2.0)] * args.processes)
         print(f"raw decisions: {sum(counts) / 2.0:,.0f}/s over {args.processes} processes")
+        for callers in (40, 80):
+            worst = asyncio.run(at_the_service(args.redis_url, key, callers))
+            print(f"at the service, model=20/s+2, {callers} callers after a 1.5 s budget wait: "
+                  f"worst 1 s window {worst} (R + burst = 22)")  # fmt: skip
     finally:
         client = sync_redis.Redis.from_url(args.redis_url)
         for name in client.scan_iter(match=f"memeval-bench:{key}*"):

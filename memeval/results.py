@@ -200,3 +200,9 @@ class RunReport(Model):
     case_restarts: int = Field(
         default=0, description="Cases infrastructure broke off, rerun on a fresh tenant."
     )
+    overbilled_calls: int = Field(
+        default=0, description="Model calls the service billed above their budget holds."
+    )
+    overbilled_usd_micros: int = Field(
+        default=0, description="How much above their holds those calls were billed, in all."
+    )

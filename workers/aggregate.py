@@ -39,7 +39,7 @@ def require_run(store: Store, run_id: str) -> RunRecord:
 
 
 def _fold(store: Store, record: RunRecord) -> RunReport:
-    return build_report(
+    report = build_report(
         run_id=record.id,
         label=record.label,
         engine=record.engine,
@@ -49,6 +49,8 @@ def _fold(store: Store, record: RunRecord) -> RunReport:
         cases=store.case_results(record.id),
         planned=[ref_key(p.key) for p in record.planned],
     )
+    report.overbilled_calls, report.overbilled_usd_micros = store.overbilling(record.id)
+    return report
 
 
 def summary(report: RunReport) -> dict[str, object]:

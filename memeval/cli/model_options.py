@@ -29,6 +29,7 @@ class ModelPlan(BaseModel):
     rates: list[Rate]
     budget_micros: int | None
     spent_micros: int = 0  # what a resumed run's results already paid
+    raise_cap: bool = False  # a resume given a larger budget lifts the live scope's cap
 
     def opener(self, console: Console) -> Callable[[str], None] | None:
         """Opens the budgets the run's model reserves against (its own, or its sweep's) in the
@@ -40,7 +41,9 @@ class ModelPlan(BaseModel):
 
         def open_in(redis_url: str) -> None:
             for each in scopes:
-                state = asyncio.run(open_budget(redis_url, each, cap, self.spent_micros))
+                state = asyncio.run(
+                    open_budget(redis_url, each, cap, self.spent_micros, raise_cap=self.raise_cap)
+                )
                 console.print(
                     f"budget: ${state.cap_usd:.2f}, ${state.spent_usd:.4f} spent so far",
                     highlight=False,
@@ -81,6 +84,7 @@ def plan_models(
     budget_usd: float | None,
     console: Console,
     judge: str | None = None,
+    model_timeout: float | None = None,
 ) -> ModelPlan:
     cap = budget_micros(budget_usd)
     parsed = parse_rates(rates)
@@ -93,6 +97,7 @@ def plan_models(
                 ("--budget-usd", budget_usd),
                 ("--base-url", base_url),
                 ("--max-tokens", max_tokens),
+                ("--model-timeout", model_timeout),
             )
             if value is not None
         ]
@@ -114,6 +119,7 @@ def plan_models(
             rates=rates,
             budget_usd=budget_usd,
             scope=scope(run_id) if cap is not None else None,
+            timeout_s=model_timeout,
             **kwargs,
         )
     )

@@ -12,6 +12,14 @@ Prices = Annotated[
     list[str] | None,
     typer.Option(help="MODEL=PROMPT/COMPLETION in USD per million tokens (repeatable)."),
 ]
+ModelTimeout = Annotated[
+    float | None,
+    typer.Option(
+        "--model-timeout",
+        help="Seconds a model call may take; one that times out after it was sent counts at "
+        "its hold. [default: $MEMEVAL_MODEL_TIMEOUT, else 60]",
+    ),
+]
 Rates = Annotated[
     list[str] | None,
     typer.Option(help="Global rate limit, e.g. engine=20/s or model=60/m (repeatable)."),

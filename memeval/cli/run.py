@@ -25,7 +25,7 @@ from memeval.cli.model_options import (
     paid_so_far,
     plan_models,
 )
-from memeval.cli.options import BaseUrl, Prices, Rates
+from memeval.cli.options import BaseUrl, ModelTimeout, Prices, Rates
 from memeval.cli.paths import check_output
 from memeval.cli.report import FailOnRegression, FailUnder
 from memeval.cli.stop import stop_gently_on_sigterm
@@ -34,6 +34,8 @@ from memeval.cli.summary import print_summary
 from memeval.engines.base import CreditsExhausted, EngineUnavailable
 from memeval.engines.registry import parse_ref, with_options
 from memeval.errors import CreditsOut, MemevalError, UsageError
+from memeval.llm.estimate import skipped_calls
+from memeval.llm.setup import budget_micros
 from memeval.plan import CaseRef, RunPlan, new_run_id, select
 from memeval.report import default_out_dir, write_reports
 from memeval.report.gate import enforce_gates
@@ -53,6 +55,7 @@ from workers.job import CaseJob, plan_run
 from workers.settings import load_settings
 
 out = Console()
+BUDGET_REACHED = 5
 INTERRUPTED = 130
 
 
@@ -129,6 +132,7 @@ def run(
     ] = None,
     price: Prices = None,
     rate: Rates = None,
+    model_timeout: ModelTimeout = None,
     dry_run: Annotated[
         bool, typer.Option(help="Print the expected model calls and dollars, then stop.")
     ] = False,
@@ -138,8 +142,9 @@ def run(
     """Run the suites against an engine and print a summary.
 
     Exit codes: 0 all cases done, 1 some case errored, lost or missing, 2 bad input,
-    3 composite below --fail-under, 4 regression against --fail-on-regression, 6 the engine's
-    credits ran out (402), 130 interrupted.
+    3 composite below --fail-under, 4 regression against --fail-on-regression, 5 the model
+    budget was reached (the calls it could not pay for are skipped; `--resume RUN_ID
+    --budget-usd LARGER` answers them), 6 the engine's credits ran out (402), 130 interrupted.
     """
     stop_gently_on_sigterm()
     settings = load_settings()
@@ -190,12 +195,14 @@ def run(
             check_engine(require_run(store, resume).engine, remote=False)
         jobs, record = _resume(store, resume)
         run_id, run_label = resume, record.label
+        cap = _resumed_budget(store, record, budget_usd)
         if jobs and jobs[0].options.llm is not None:
             models = ModelPlan(
                 llm=jobs[0].options.llm,
                 rates=jobs[0].options.rates,
-                budget_micros=record.options.get("budget_micros"),
+                budget_micros=cap,
                 spent_micros=paid_so_far(store, resume, jobs[0].options.llm.budget_scopes),
+                raise_cap=budget_usd is not None,
             )
     else:
         # `--engine ""` is a mistake to report, not a request for the default engine.
@@ -216,6 +223,7 @@ def run(
             budget_usd=budget_usd,
             console=out,
             judge=judge,
+            model_timeout=model_timeout,
         )
         options = RunOptions(keep=keep, llm=models.llm, rates=models.rates)
         jobs = _plan(
@@ -290,6 +298,8 @@ def run(
     if stopped:
         raise credits_out(stopped[0].error or "the engine's account is spent", run_id, len(stopped))
     unfinished = sum(c.status is not CaseStatus.done for c in report.cases) + len(report.missing)
+    if unfinished and _only_budget_stopped(report):
+        _budget_reached(report, jobs, require_run(store, run_id))
     if unfinished:
         out.print(
             f"[yellow]{unfinished} cases did not finish[/]: "
@@ -307,6 +317,43 @@ def credits_out(reason: str, run_id: str, skipped: int | None = None) -> Credits
         f"credits exhausted: {reason}{count}",
         fix=f"top up the engine's account, then `memeval run --resume {run_id}`",
     )
+
+
+def _only_budget_stopped(report: RunReport) -> bool:
+    return not report.missing and all(
+        c.status in (CaseStatus.done, CaseStatus.skipped_budget) for c in report.cases
+    )
+
+
+def _budget_reached(report: RunReport, jobs: list[CaseJob], record: RunRecord) -> None:
+    """A run that spent its budget did what it was asked: not an error, and a plain resume
+    would find no money either, so only a larger budget is offered."""
+    calls = skipped_calls([job.case for job in jobs], report.cases)
+    cases = sum(c.status is CaseStatus.skipped_budget for c in report.cases)
+    cap = record.options.get("budget_micros")
+    within = f" within the ${cap / 1e6:.4f} budget" if cap else ""
+    out.print(
+        f"[yellow]budget reached: {calls} calls skipped[/] ({cases} cases){within}; to answer "
+        f"them: `memeval run --resume {record.id} --budget-usd LARGER`",
+        highlight=False,
+    )
+    raise typer.Exit(BUDGET_REACHED)
+
+
+def _resumed_budget(store: Store, record: RunRecord, budget_usd: float | None) -> int | None:
+    """The run's budget, or the larger one this resume gives it (stored for later resumes)."""
+    recorded = record.options.get("budget_micros")
+    if budget_usd is None:
+        return recorded
+    cap = budget_micros(budget_usd)
+    if recorded is None or cap is None or cap <= recorded:
+        had = "has no budget" if recorded is None else f"has a ${recorded / 1e6:g} budget"
+        raise UsageError(
+            f"--budget-usd on --resume raises a run's budget, and run `{record.id}` {had}",
+            fix="give a larger --budget-usd, or drop it to resume within the run's own",
+        )
+    store.update_run_options(record.id, {"budget_micros": cap})
+    return cap
 
 
 def _workers(workers: int | None) -> int:

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from memeval.report.caveats import infra_note, partial_note
+from memeval.report.caveats import infra_note, overbilling_note, partial_note
 from memeval.report.markdown import pct
 from memeval.results import RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
@@ -39,6 +39,7 @@ def print_summary(report: RunReport, console: Console) -> None:
     bad = [c for c in report.cases if c.status.value != "done"]
     if bad or report.missing:
         console.print(f"[yellow]{len(bad)} cases not done, {len(report.missing)} missing[/]")
-    for note, style in ((partial_note(report), "yellow"), (infra_note(report), "dim")):
+    notes = ((partial_note(report), "yellow"), (infra_note(report), "dim"))
+    for note, style in (*notes, (overbilling_note(report), "red")):
         if note is not None:
             console.print(f"[{style}]{escape(note)}[/]", highlight=False)

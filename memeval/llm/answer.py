@@ -42,9 +42,10 @@ from workers.limiter import Limiter, RateKind, rate_for
 
 BACKOFF_S = 0.5
 BACKOFF_MAX_S = 30.0
-LEARN_AFTER = 10
+LEARN_AFTER = 5
 """Settled calls needed before holds learn the completion size; until then every call holds
-the full `max_tokens`. Ten is few, but their 95th percentile is then their largest."""
+the full `max_tokens`. Five is few, but their 95th percentile is then their largest, and a
+tail answer that still needs more is cut, skipped and paid for: never an overspend."""
 COMPLETION_QUANTILE = 0.95
 
 

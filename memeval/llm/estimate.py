@@ -8,13 +8,15 @@ writes, capped at a typical pack budget. Two figures come out per model: the exp
 
 from __future__ import annotations
 
+from collections import Counter
+
 from pydantic import BaseModel
 
 from memeval.engines.pack import tokens
 from memeval.llm.grading import answerable_probe, answerable_query, query_question
 from memeval.llm.pricing import Price
 from memeval.llm.prompt import expected_prompt_tokens
-from memeval.results import Phase
+from memeval.results import CaseResult, CaseStatus, Phase
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
 
@@ -105,3 +107,16 @@ def _written_tokens(case: Scenario) -> int:
     for thread in case.threads:
         written += [line.text for line in thread.lines(case.thread_start(thread))]
     return sum(tokens(t) for t in written)
+
+
+def skipped_calls(cases: list[Scenario | Fixture], results: list[CaseResult]) -> int:
+    """The model calls the budget left unmade: each skipped case's planned calls less the
+    answers it did get before the money ran out."""
+    planned = Counter(call.case_id for call in planned_calls(cases))
+    skipped = 0
+    for result in results:
+        if result.status is CaseStatus.skipped_budget:
+            answered = sum(p.model_answer is not None for p in result.probes)
+            answered += sum(q.model_answer is not None for q in result.queries)
+            skipped += max(0, planned[result.case_id] - answered)
+    return skipped

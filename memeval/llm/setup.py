@@ -6,12 +6,19 @@ case starts, so a bad key or a typo never costs a half-finished run.
 from __future__ import annotations
 
 import math
+import os
 
 import httpx
 from pydantic import BaseModel
 
 from memeval.errors import UsageError
-from memeval.llm.client import BASE_URL_VAR, LlmClient, default_base_url
+from memeval.llm.client import (
+    BASE_URL_VAR,
+    DEFAULT_TIMEOUT_S,
+    TIMEOUT_VAR,
+    LlmClient,
+    default_base_url,
+)
 from memeval.llm.pricing import Price, parse_price, resolve_prices
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.spec import LlmSpec
@@ -59,6 +66,28 @@ def base_url_of(given: str | None) -> str:
     return base
 
 
+def model_timeout(given: float | None) -> float:
+    """Seconds a model call may take: `--model-timeout`, else `MEMEVAL_MODEL_TIMEOUT`, else 60.
+    A call that times out after it was sent is counted at its hold (the service may bill it),
+    so a timeout shorter than the model's answers wastes money as well as time."""
+    source, value = "--model-timeout", given
+    if value is None:
+        text = os.environ.get(TIMEOUT_VAR, "").strip()
+        if not text:
+            return DEFAULT_TIMEOUT_S
+        source = TIMEOUT_VAR
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(
+            f"{source} must be a positive number of seconds, not {value:g}",
+            fix="e.g. --model-timeout 120 (the default is 60)",
+        )
+    return value
+
+
 def user_prices(texts: list[str]) -> dict[str, Price]:
     return dict(parse_price(t) for t in texts)
 
@@ -77,6 +106,7 @@ async def prepare(
     rates: list[str] | None = None,
     budget_usd: float | None = None,
     scope: str | None = None,
+    timeout_s: float | None = None,
 ) -> LlmSetup:
     """One spec per model, ready to travel to workers. A budget needs `scope` (e.g. `run:ID`
     or `sweep:ID`) and a price for every model."""
@@ -87,6 +117,7 @@ async def prepare(
     if max_tokens < 1:
         raise UsageError("--max-tokens must be at least 1", fix="e.g. --max-tokens 256")
     base = base_url_of(base_url)
+    timeout = model_timeout(timeout_s)
     given = user_prices(prices or [])  # a typo in --price is reported before a missing key
     client = LlmClient(base)
     try:
@@ -102,6 +133,7 @@ async def prepare(
             price=priced[m],
             budget_scopes=[scope] if cap is not None and scope else [],
             rates=parsed_rates,
+            timeout_s=timeout,
         )
         for m in models
     }
@@ -125,11 +157,14 @@ async def _key_warnings(client: LlmClient, cap: int | None) -> list[str]:
 
 
 async def open_budget(
-    redis_url: str, scope: str, cap_micros: int, spent_micros: int = 0
+    redis_url: str, scope: str, cap_micros: int, spent_micros: int = 0, *, raise_cap: bool = False
 ) -> BudgetState:
-    """Create (or, on resume, reopen) a budget scope before any worker reserves against it."""
+    """Create (or, on resume, reopen) a budget scope before any worker reserves against it;
+    `raise_cap` for a resume given a larger budget."""
     redis = await connect_redis(redis_url)
     try:
-        return await Budget(redis, [scope]).open(scope, cap_micros, spent_micros=spent_micros)
+        return await Budget(redis, [scope]).open(
+            scope, cap_micros, spent_micros=spent_micros, raise_cap=raise_cap
+        )
     finally:
         await redis.aclose()

@@ -37,5 +37,16 @@ def infra_note(report: RunReport) -> str | None:
     )
 
 
+def overbilling_note(report: RunReport) -> str | None:
+    """A model service that billed more than the budget held: the cap may not be exact."""
+    if not report.overbilled_calls:
+        return None
+    return (
+        f"warning: the model service billed ${report.overbilled_usd_micros / 1e6:.6f} above "
+        f"the budget's holds on {_count(report.overbilled_calls, 'call')}, so the budget was "
+        "closed; check the model's price (--price MODEL=PROMPT/COMPLETION)"
+    )
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")

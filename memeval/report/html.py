@@ -17,7 +17,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from memeval.report.caveats import infra_note, partial_note
+from memeval.report.caveats import infra_note, overbilling_note, partial_note
 from memeval.report.compare import RULE, CompareReport
 from memeval.report.intervals import RunIntervals, run_intervals
 from memeval.report.scorecard import COMPOSITE, PACK_HIT
@@ -84,11 +84,12 @@ def page(title: str, subtitle: str, data: dict[str, Any]) -> str:
 
 def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str:
     ci = intervals or run_intervals(report)
+    notes = (partial_note(report), infra_note(report), overbilling_note(report))
     subtitle = (
         f"engine {report.engine} · suite {report.suite} · run {report.run_id} · "
         f"started {report.started_at:%Y-%m-%d %H:%M} UTC · cases: {status_counts(report.cases)}"
         + (f" · {len(report.missing)} missing" if report.missing else "")
-        + "".join(f" · {note}" for note in (partial_note(report), infra_note(report)) if note)
+        + "".join(f" · {note}" for note in notes if note)
     )
     return page(f"memeval run {report.label}", subtitle, run_data(report, ci))
 

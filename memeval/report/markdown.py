@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from memeval.llm.judge import JUDGE_PROMPT_VERSION, SYSTEM
-from memeval.report.caveats import infra_note, partial_note
+from memeval.report.caveats import infra_note, overbilling_note, partial_note
 from memeval.report.intervals import RunIntervals, run_intervals
 from memeval.report.scorecard import COMPOSITE, PACK_HIT
 from memeval.report.stats import Interval, Spread
@@ -107,6 +107,8 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
         out += ["", f"**P{partial[1:]}.** Resume the run to score them."]
     if infra is not None:
         out += ["", f"I{infra[1:]}."]
+    if (overbilled := overbilling_note(report)) is not None:
+        out += ["", f"**W{overbilled[1:]}.**"]
     sections = [
         _headline(ci_, report.partial),
         _dimensions(report, ci_),

@@ -189,6 +189,13 @@ class Store:
             raise ValueError("finish_run takes a final status; use reopen_run to resume")
         return self._set_status(run_id, status, utcnow())
 
+    def update_run_options(self, run_id: str, changes: Mapping[str, Any]) -> None:
+        """Change some of a run's stored options, e.g. the budget a resume was given."""
+        with self._write() as session:
+            row = self._require_run(session, run_id)
+            row.options = {**row.options, **scrub_secrets(dict(changes))}
+            session.add(row)
+
     def reopen_run(self, run_id: str) -> RunRecord:
         """Mark a run running again before its missing cases are re-dispatched."""
         return self._set_status(run_id, RunStatus.running, None)

@@ -69,7 +69,7 @@ def test_the_cap_is_used_to_ninety_percent_and_never_passed(
 ):
     """A cap of four full holds, about twenty-five answers: were every call to hold its full
     `max_tokens` (five times a typical bill) to the end, the last full hold would not fit and
-    a quarter of the cap would be left. Once ten calls have settled, the tail is spent in
+    a quarter of the cap would be left. Once five calls have settled, the tail is spent in
     holds sized by their completions instead."""
     scope = f"run:{tag}"
     with fake_service(monkeypatch, tmp_path) as server:
