@@ -32,6 +32,7 @@ BUILTIN: dict[str, str] = {
     "verifiedstate": "memeval.engines.adapters.verifiedstate:VerifiedStateEngine",
     "mem0": "memeval.engines.adapters.mem0:Mem0Engine",
     "mem0-oss": "memeval.engines.adapters.mem0_oss:Mem0OssEngine",
+    "graphiti": "memeval.engines.adapters.graphiti:GraphitiEngine",
 }
 
 

@@ -17,6 +17,7 @@ from memeval.llm.client import LlmClient
 from memeval.llm.prompt import messages as answer_messages
 from memeval.models import NOTE
 
+NULL = {"type": "null"}
 SCHEMA = {
     "type": "object",
     "$defs": {
@@ -26,7 +27,7 @@ SCHEMA = {
                 "fact": {"type": "string", "maxLength": 40},
                 "kind": {"enum": ["LIVES_IN", "LIKES"]},
                 "source": {"type": "integer", "minimum": 1},
-                "valid_at": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]},
+                "valid_at": {"anyOf": [{"type": "string", "format": "date-time"}, NULL]},
                 "weight": {"type": "number"},
                 "sure": {"type": "boolean"},
             },
