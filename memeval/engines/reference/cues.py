@@ -48,16 +48,17 @@ class Cues:
     personal: bool = False  # first person about oneself; whether that is the user is the caller's
 
 
-def _only_questions(text: str) -> bool:
-    """Every sentence asks. "I went hiking yesterday! Have you been?" tells as much as it
-    asks, so it is not discounted as a question."""
-    parts = sentences(text)
-    return bool(parts) and all(part.endswith("?") for part in parts)
-
-
-def read_cues(text: str) -> Cues:
+def read_cues(text: str, spoken: bool = False) -> Cues:
+    """`spoken`: a line of a conversation between people, where one that tells and then asks
+    ("I went hiking! Have you been?") tells as much as it asks, so only a line whose every
+    sentence asks is a question; a turn to the agent that ends in a question is a request."""
+    if spoken:
+        parts = sentences(text)
+        question = bool(parts) and all(part.endswith("?") for part in parts)
+    else:
+        question = text.rstrip().endswith("?")
     return Cues(
-        question=_only_questions(text),
+        question=question,
         directive=bool(_DIRECTIVE.search(text)),
         alarm=bool(_ALARM.search(text)),
         change=bool(_CHANGE.search(text)),

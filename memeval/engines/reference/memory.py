@@ -79,7 +79,7 @@ class Memory:
         words = terms(index_text)
         item.terms = frozenset(words)
         item.said = item.terms - frozenset(terms(item.speaker)) if item.speaker else item.terms
-        item.cues = read_cues(item.text)
+        item.cues = read_cues(item.text, spoken=bool(item.speaker))
         item.time = item.at.timestamp() if item.at is not None else 0.0
         if item.kind is ItemKind.turn and item.at is not None and item.role is not None:
             item.turn_key = turn_key_of(item.role, item.at, item.text)
