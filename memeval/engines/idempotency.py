@@ -4,9 +4,10 @@ A write whose response timed out may well have been stored; the transport retrie
 without a key the engine stores it twice. The runner names each write (`write_key`) from the
 run, case, trial and the write's index within the case; the key is the same on every retry of
 that write and on a redelivered task, and differs between any two writes. Adapters read it with
-`current()` and send it the way their service expects (an `Idempotency-Key` header for
-memeval's own protocol and for TinyHumans). A context variable, because one engine serves
-several cases at once and each asyncio task must see only its own write.
+`request_key()` (one per request a write sends) or `current()`, and send it the way their
+service expects (an `Idempotency-Key` header for memeval's own protocol and for TinyHumans).
+A context variable, because one engine serves several cases at once and each asyncio task
+must see only its own write.
 """
 
 from __future__ import annotations
@@ -14,15 +15,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 HEADER = "Idempotency-Key"
 
-_KEY: ContextVar[str | None] = ContextVar("memeval_write_key", default=None)
+
+@dataclass
+class _Write:
+    key: str
+    requests: int = 0
+
+
+_KEY: ContextVar[_Write | None] = ContextVar("memeval_write_key", default=None)
 
 
 @contextmanager
 def write_key(key: str) -> Iterator[None]:
-    token = _KEY.set(key)
+    token = _KEY.set(_Write(key))
     try:
         yield
     finally:
@@ -31,4 +40,18 @@ def write_key(key: str) -> Iterator[None]:
 
 def current() -> str | None:
     """The key of the write being made, or None outside a named write."""
-    return _KEY.get()
+    write = _KEY.get()
+    return None if write is None else write.key
+
+
+def request_key() -> str | None:
+    """The key for the next request the write sends: the write's own key for its first, then
+    `key/1`, `key/2`...: one engine call may send several (a `write_history` made of one
+    `post_turn` per turn), and each must be told apart, yet named the same on a redelivery,
+    where the call sends them again in the same order. A transport retry resends the request
+    it already named, so it keeps its key."""
+    write = _KEY.get()
+    if write is None:
+        return None
+    n, write.requests = write.requests, write.requests + 1
+    return write.key if n == 0 else f"{write.key}/{n}"

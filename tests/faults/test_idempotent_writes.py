@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 import httpx
@@ -14,8 +15,10 @@ from pydantic import SecretStr
 
 from memeval.engines.reference import ReferenceEngine
 from memeval.engines.registry import create
+from memeval.engines.types import Turn
 from memeval.runner import RunOptions, run_case
 from memeval.server import create_app
+from memeval.stopwatch import Stopwatch
 from memeval.suites.catalog import resolve
 from memeval.suites.scenario import Scenario
 from memeval.testing.faultproxy import Fault, FaultPlan, FaultProxy
@@ -24,6 +27,7 @@ from tests.adapters.fakes import running
 TOKEN = "idempotency-test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 TIMEOUT = 0.3
+AT = datetime(2026, 11, 2, 9, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -90,3 +94,26 @@ def test_a_scenario_whose_first_responses_are_all_lost_stores_each_write_once(
         lost = held(served, asyncio.run(play(proxied, "lost")))
     assert proxy.tally.injected[Fault.dropped_write] > 20  # every distinct write lost its answer
     assert sorted(lost.values()) == sorted(clean.values()) and sum(clean.values()) > 20
+
+
+def test_one_write_that_sends_several_requests_keys_each_apart(
+    served: str, monkeypatch: pytest.MonkeyPatch
+):
+    """`write_history` over the protocol is one `post_turn` per turn, all inside one named
+    write: each request gets its own key, so none is answered with another's reply."""
+    monkeypatch.setenv("MEMEVAL_HTTP_TOKEN", TOKEN)
+    turns = [Turn(role="user", text=f"Turn {n} of the call.", at=AT) for n in range(3)]
+    watch = Stopwatch(writer="bulk-tenant")
+
+    async def write() -> list[str]:
+        engine = create("http?" + urlencode({"url": served, "timeout": 2, "backoff": 0.01}))
+        try:
+            return await watch.time(
+                "write_history", engine.write_history("bulk-tenant", "ops", "t1", turns)
+            )
+        finally:
+            await engine.close()
+
+    ids = asyncio.run(write())
+    assert len(set(ids)) == 3
+    assert held(served, ["bulk-tenant"]) == {"bulk-tenant": 3}

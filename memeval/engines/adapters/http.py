@@ -96,7 +96,7 @@ class HttpEngine(RemoteEngine):
 
         A write the runner named carries its `Idempotency-Key`, the same on every retry, so a
         write whose response was lost is stored once by a server that honours it."""
-        key = idempotency.current() if method == "POST" else None
+        key = idempotency.request_key() if method == "POST" else None
         headers = {idempotency.HEADER: key} if key is not None else {}
         if clock.is_pinned():
             headers[p.NOW_HEADER] = clock.now().isoformat()
