@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
@@ -38,6 +38,28 @@ Tag = Annotated[
 DEFAULT_NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 """The evaluation time of a case that names none, in it or in its suite: fixed, never the wall
 clock, so a suite scores the same next year."""
+
+FIRST_YEAR, LAST_YEAR = 2, 8999
+"""The years a suite's dates may name. Python's dates end at 9999 and begin at year 1; keeping
+a millennium clear above (and a year below) leaves room for everything the runner adds (days
+after `start`, minutes between turns, a day after the last write) and for any zone offset."""
+MAX_DAY = 36_525
+"""A `day` offset of at most a hundred years."""
+MAX_QUESTION = 2_000
+"""Characters in a question, a query, a focus or a heading: twenty times the longest shipped
+one. The reference engine's query time grows faster than the query (a 74,000-character fixture
+query took 31 s), and a question is a sentence or two."""
+
+
+def in_years(value: T) -> T:
+    """`value` (a date or datetime) if memeval can compute with it, else a ValueError saying so."""
+    if isinstance(value, date) and not FIRST_YEAR <= value.year <= LAST_YEAR:
+        raise ValueError(
+            f"{value.isoformat()} is outside the years {FIRST_YEAR} to {LAST_YEAR} that "
+            f"memeval computes with; use a date from {FIRST_YEAR:04d}-01-01 to {LAST_YEAR}-12-31"
+        )
+    return value
+
 
 T = TypeVar("T")
 

@@ -16,7 +16,16 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from memeval.suites.common import DEFAULT_NOW, Match, Slug, Strict, Tag, check_unique
+from memeval.suites.common import (
+    DEFAULT_NOW,
+    MAX_QUESTION,
+    Match,
+    Slug,
+    Strict,
+    Tag,
+    check_unique,
+    in_years,
+)
 
 
 class Dimension(StrEnum):
@@ -49,9 +58,10 @@ class Trust(StrEnum):
 
 
 def utc(value: datetime | None) -> datetime | None:
+    """Naive times read as UTC; every suite time passes here, so its range is checked here."""
     if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
+        value = value.replace(tzinfo=UTC)
+    return in_years(value)
 
 
 class Span(Strict):
@@ -269,9 +279,10 @@ class Check(Strict):
 
 
 class Query(Strict):
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=MAX_QUESTION)
     as_of: AwareDatetime | None = Field(default=None, description="Ask about this moment.")
     checks: list[Check] = Field(min_length=1)
+    _as_of_in_years = field_validator("as_of")(in_years)
     acceptable_conflicts: list[list[Slug]] = Field(
         default_factory=list,
         description="Conflicts a careful reader might raise here: reporting one (naming two of "

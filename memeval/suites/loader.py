@@ -70,14 +70,53 @@ class Located(BaseModel):
     line: int
 
 
-class _Loader(yaml.SafeLoader):
-    """Safe YAML that leaves timestamps as text, so pydantic reports a bad date with its field."""
+MAX_FILE_BYTES = 1_000_000
+"""Ten times the largest shipped suite file; parsing is linear, so this bounds a file's time."""
+MAX_VALUES = 200_000
+"""Values a file may stand for once its aliases are written out: a 1.7 KB alias bomb stands
+for billions, and expanding it took a minute and 4 GB before failing."""
+MAX_DEPTH = 64
+"""Nesting levels a suite file may use; the suite models need fewer than ten."""
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML (libyaml's parser when installed, five times faster) that leaves timestamps as
+    text, so pydantic reports a bad date with its field."""
 
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+def _expanded(node: yaml.Node, sizes: dict[int, int], open_: set[int], depth: int = 0) -> int:
+    """How many values `node` stands for with every alias written out, counted without writing
+    them out: each distinct node once, so an alias bomb is measured in microseconds."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    where = node.start_mark.line + 1
+    if id(node) in open_:
+        raise SuiteError(
+            "an alias refers to a value that contains it", line=where, fix="remove that alias"
+        )
+    if depth > MAX_DEPTH:
+        raise SuiteError(
+            f"values are nested deeper than {MAX_DEPTH} levels",
+            line=where,
+            fix="flatten the structure; suite fields nest only a few levels",
+        )
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = node.value
+    open_.add(id(node))
+    total = 1 + sum(_expanded(child, sizes, open_, depth + 1) for child in children)
+    open_.discard(id(node))
+    sizes[id(node)] = total
+    return total
 
 
 def _plain(node: yaml.Node, loc: Loc, lines: dict[Loc, int], build: _Loader) -> Any:
@@ -112,12 +151,13 @@ _FIXES = {
     "date_parsing": "write an ISO 8601 date, e.g. 2026-03-02",
     "date_type": "write an ISO 8601 date, e.g. 2026-03-02",
     "time_parsing": "write a time of day, e.g. 09:00",
-    "less_than_equal": "use a number from 0 to 1",
-    "greater_than_equal": "use a larger value",
+    "less_than_equal": "use a number no larger than {le}",
+    "greater_than_equal": "use a number no smaller than {ge}",
     "string_pattern_mismatch": "use only letters, digits, '.', '_' and '-'",
     "union_tag_invalid": "set `kind` to `scenario` or `fixture`",
     "union_tag_not_found": "add `kind: scenario` or `kind: fixture`",
     "too_short": "add at least one item",
+    "string_too_long": "shorten it to at most {max_length} characters",
 }
 
 
@@ -135,7 +175,7 @@ def _describe(error: dict[str, Any], lines: dict[Loc, int]) -> tuple[str, int | 
             line = lines[loc[:i]]
             break
     message = str(error["msg"]).removeprefix("Value error, ")
-    fix = _FIXES.get(error["type"], "")
+    fix = _FIXES.get(error["type"], "").format_map(error.get("ctx") or {})
     if error["type"] == "enum":
         fix = f"use one of: {error.get('ctx', {}).get('expected', '')}"
     return field or "(document)", line, message + (f" (fix: {fix})" if fix else "")
@@ -143,13 +183,29 @@ def _describe(error: dict[str, Any], lines: dict[Loc, int]) -> tuple[str, int | 
 
 def _documents(path: Path) -> Iterator[tuple[Any, dict[Loc, int], int]]:
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise SuiteError(
+                f"the file has {size:,} bytes; a suite file may have at most {MAX_FILE_BYTES:,}",
+                path=path,
+                fix="split its cases over several files in one folder and pass the folder",
+            )
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(f"cannot read the file: {exc}", path=path) from None
+    values = 0
     try:
         for node in yaml.compose_all(text, Loader=_Loader):
             if node is None:
                 continue
+            values += _expanded(node, {}, set())
+            if values > MAX_VALUES:
+                raise SuiteError(
+                    f"the YAML stands for more than {MAX_VALUES:,} values once its aliases "
+                    "are expanded (an alias repeats everything its anchor holds)",
+                    line=node.start_mark.line + 1,
+                    fix="write the repeated parts out, or split the cases over several files",
+                )
             lines: dict[Loc, int] = {}
             yield _plain(node, (), lines, _Loader("")), lines, node.start_mark.line + 1
     except yaml.YAMLError as exc:
@@ -164,7 +220,10 @@ def _documents(path: Path) -> Iterator[tuple[Any, dict[Loc, int], int]]:
     except SuiteError as exc:
         raise exc.at(path) from None
     except (ValueError, TypeError, RecursionError) as exc:
-        raise SuiteError(f"unreadable YAML value: {exc}", path=path) from None
+        said = str(exc).split(";")[0]  # not Python's own advice (set_int_max_str_digits)
+        raise SuiteError(
+            f"unreadable YAML value: {said}", path=path, fix="quote it to keep it as text"
+        ) from None
 
 
 def _validate(

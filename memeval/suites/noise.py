@@ -11,6 +11,7 @@ distractor never answers a probe, right or wrong.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel
@@ -21,6 +22,8 @@ from memeval.suites.scenario import Noise, Scenario
 
 THREAD_TURNS = 20
 """Turns per generated history thread: long enough to read like a conversation."""
+SAMPLE = 200
+"""Draws `blocking` tries before it calls a scenario's noise impossible to generate."""
 
 NAMES = """Aiko Amara Ben Bruno Carla Chidi Dmitri Elena Farah Gus Hana Igor Ines Jonas Kemal Lena
 Luis Maya Nadia Omar Priya Quinn Rafael Sana Tariq Uma Viktor Wen Yara Zoe""".split()
@@ -100,6 +103,26 @@ def _banned(scenario: Scenario) -> list[tuple[str, Match]]:
     ]
 
 
+def _draw(rng: random.Random) -> str:
+    return rng.choice(TEMPLATES).format(**_slots(rng))
+
+
+def blocking(scenario: Scenario) -> str | None:
+    """The probe string found in every one of `SAMPLE` draws, when there is one: a distractor
+    may hold no probe's string, so with it the generator would draw for ever (`expect: [e]`
+    is in every template). None when some draw is usable, which is almost always the first."""
+    banned = _banned(scenario)
+    rng = random.Random(f"check:{scenario.name}")
+    found: Counter[str] = Counter()
+    for _ in range(SAMPLE):
+        text = _draw(rng)
+        hits = [b for b, m in banned if contains(text, b, m)]
+        if not hits:
+            return None
+        found.update(hits)
+    return found.most_common(1)[0][0]
+
+
 def distractors(scenario: Scenario, noise: Noise, tenant: str, count: int) -> list[Distractor]:
     """`count` distractors for one tenant, in time order within each generated thread, spread
     from 30 days before the scenario's start to its last write."""
@@ -114,7 +137,7 @@ def distractors(scenario: Scenario, noise: Noise, tenant: str, count: int) -> li
         block, index = divmod(len(out), THREAD_TURNS)
         if index == 0:
             start = begin + timedelta(seconds=rng.uniform(0, span - 60 * THREAD_TURNS))
-        text = rng.choice(TEMPLATES).format(**_slots(rng))
+        text = _draw(rng)
         if any(contains(text, b, m) for b, m in banned):
             continue
         out.append(

@@ -12,7 +12,16 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from memeval.suites.common import Match, Slug, Strict, Tag, check_unique
+from memeval.suites.common import (
+    MAX_DAY,
+    MAX_QUESTION,
+    Match,
+    Slug,
+    Strict,
+    Tag,
+    check_unique,
+    in_years,
+)
 from memeval.suites.fixture import Trust, utc
 
 DEFAULT_TENANT = "main"
@@ -52,7 +61,7 @@ class Written(Strict):
 
     id: Slug
     tenant: Slug = DEFAULT_TENANT
-    day: int = Field(default=0, ge=0, description="Days after the scenario's start date.")
+    day: int = Field(default=0, ge=0, le=MAX_DAY, description="Days after the scenario's start.")
     at: datetime | None = Field(default=None, description="Exact write time; overrides `day`.")
     trust: Trust | None = Field(
         default=None,
@@ -138,7 +147,7 @@ class Thread(Strict):
     id: Slug
     tenant: Slug = DEFAULT_TENANT
     agent: Slug = DEFAULT_AGENT
-    day: int = Field(default=0, ge=0, description="Days after the scenario's start date.")
+    day: int = Field(default=0, ge=0, le=MAX_DAY, description="Days after the scenario's start.")
     start: time = Field(default=time(9, 0), description="Time of day (UTC) of the first turn.")
     exchanges: list[Exchange] = Field(
         default_factory=list, description="User/reply pairs; or give `turns` instead."
@@ -215,7 +224,7 @@ class Thread(Strict):
 
 class Probe(Strict):
     id: Slug
-    question: str = Field(min_length=1)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION)
     via: Via = Via.ask
     style: Style
     expect: list[str] = Field(default_factory=list)
@@ -227,7 +236,9 @@ class Probe(Strict):
     thread: Slug | None = Field(
         default=None, description="resume/compact/continue: the thread it refers to."
     )
-    focus: str | None = Field(default=None, description="resume: what the session is about.")
+    focus: str | None = Field(
+        default=None, max_length=MAX_QUESTION, description="resume: what the session is about."
+    )
     drop: int | None = Field(
         default=None, ge=1, description="compact: how many leading exchanges are dropped."
     )
@@ -236,7 +247,9 @@ class Probe(Strict):
         ge=0,
         description="continue: exchanges from this index on are still in the prompt.",
     )
-    heading: str | None = Field(default=None, description="context_doc: the document's heading.")
+    heading: str | None = Field(
+        default=None, max_length=MAX_QUESTION, description="context_doc: the document's heading."
+    )
     scored: bool = Field(default=True, description="False for a pure leak check.")
     abstain: bool = Field(
         default=False,
@@ -302,6 +315,7 @@ class Scenario(Strict):
     title: str = Field(min_length=1)
     about: str = Field(default="", description="What the scenario measures, for humans.")
     start: date = Field(description="The scenario day: day 0 of every thread.")
+    _start_in_years = field_validator("start")(in_years)
     now: datetime | None = Field(
         default=None,
         description="Evaluation time: probes ask at it and the engine's clock reads it (default: "
@@ -327,6 +341,21 @@ class Scenario(Strict):
     @classmethod
     def _unique(cls, items: list[Any]) -> list[Any]:
         return check_unique(items)
+
+    @model_validator(mode="after")
+    def _noise_can_be_drawn(self) -> Scenario:
+        if self.noise is None:
+            return self
+        from memeval.suites.noise import blocking  # the generator is built on this model
+
+        word = blocking(self)
+        if word is not None:
+            raise ValueError(
+                f"`noise` cannot be generated: every distractor would hold `{word}`, which a "
+                "probe expects, counts as stale or forbids; make that string longer or give "
+                "the probe `match: word`"
+            )
+        return self
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:

@@ -49,7 +49,7 @@ BROKEN = [
     ("missing-expect", SCENARIO, "    expect: [ap-south-1]\n", "", "probes[0]", "expect"),
     ("bad-date", SCENARIO, "start: 2026-01-05", "start: 2026-13-45", "start", "ISO 8601"),
     ("bad-via", SCENARIO, "    style: lexical", "    style: lexical\n    via: shout", "via", "ask"),
-    ("bad-confidence", FIXTURE, "confidence: 0.9", "confidence: 1.7", "confidence", "0 to 1"),
+    ("bad-confidence", FIXTURE, "confidence: 0.9", "confidence: 1.7", "confidence", "larger than 1"),
     ("bad-check", FIXTURE, "- contains: 40 GB", "- includes: 40 GB", "checks[0]", "contains"),
     ("bad-dimension", FIXTURE, "dimension: temporal", "dimension: vibes", "dimension", "temporal"),
     ("bad-time", FIXTURE, "2025-02-01T00:00:00Z", "last tuesday", "recorded_at", "ISO 8601"),
