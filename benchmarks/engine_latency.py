@@ -1,7 +1,12 @@
 """Latency of the reference engine's hot calls at 1k, 10k and 100k stored items per tenant.
 
 Run: `python benchmarks/engine_latency.py [sizes...]`. Prints p50/p95 (ms) of `query` over a
-tenant of N assertions and of `pre_turn` over a tenant of N turns and documents. The data is
+tenant of N assertions and of `pre_turn` over a tenant of N turns and documents.
+`python benchmarks/engine_latency.py --conversation [TURNS] [ENGINE...]` writes one conversation
+between two people (28 sessions, TURNS turns in all, 700 by default, LoCoMo's size) through
+`write_history`, then asks 300 questions without logging them: it prints the whole write, the
+write cost per turn of the first and the last sessions (flat when ingest does not grow with
+what is stored), and the query p50 / p95. The data is
 synthetic (Zipf-distributed made-up words, a few thousand entity names, triples linking them)
 and seeded, so runs are comparable; questions mix stored wording with words never stored.
 """
@@ -16,7 +21,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 
+from memeval.engines.base import Engine
 from memeval.engines.reference import ReferenceEngine
+from memeval.engines.registry import create
 from memeval.engines.types import MemoryItem, Turn, TurnContext
 from memeval.suites.fixture import Assertion
 
@@ -121,6 +128,55 @@ async def bench_pre_turn(size: int) -> tuple[float, float]:
     return percentiles(timings)
 
 
+SESSIONS = 28
+
+
+async def bench_conversation(engine: Engine, turns: int) -> None:
+    corpus = Corpus()
+    speakers = ("Ines", "Tobiah")
+    per_session = max(1, turns // SESSIONS)
+    texts: list[str] = []
+    session_costs: list[float] = []  # ms per turn, session by session
+    began = time.perf_counter()
+    for s in range(SESSIONS):
+        start = START + timedelta(days=7 * s)
+        batch = []
+        for i in range(per_session):
+            n = s * per_session + i
+            name = corpus.rng.choice(corpus.names[:40])
+            text = f"I met {name} about {corpus.phrase(6)}! {corpus.phrase(8)}."
+            texts.append(text)
+            batch.append(
+                Turn(
+                    role="user",
+                    speaker=speakers[n % 2],
+                    text=text,
+                    id=f"D{s + 1}-{i + 1}",
+                    at=start + timedelta(minutes=i),
+                )
+            )
+        t0 = time.perf_counter()
+        await engine.write_history("bench", "assistant", f"session-{s + 1}", batch)
+        session_costs.append((time.perf_counter() - t0) * 1000 / len(batch))
+    wrote = time.perf_counter() - began
+    at = START + timedelta(days=7 * SESSIONS)
+    timings = []
+    for n in range(SAMPLES):
+        turn = Turn(role="user", text=corpus.question(texts), at=at + timedelta(minutes=n))
+        ctx = TurnContext(agent="assistant", thread=f"q{n}", turn=turn, log=False)
+        t0 = time.perf_counter()
+        await engine.pre_turn("bench", ctx)
+        timings.append((time.perf_counter() - t0) * 1000)
+    p50, p95 = percentiles(timings)
+    first, last = statistics.fmean(session_costs[:4]), statistics.fmean(session_costs[-4:])
+    print(
+        f"{engine.name:<10} {len(texts):>5} turns  write {wrote:6.2f} s  "
+        f"per turn first/last sessions {first:5.2f} / {last:5.2f} ms  "
+        f"query p50 {p50:6.2f} ms  p95 {p95:6.2f} ms",
+        flush=True,
+    )
+
+
 async def main(sizes: tuple[int, ...]) -> None:
     print(f"{'items':>8}  {'call':<9} {'p50 ms':>8} {'p95 ms':>8}")
     for size in sizes:
@@ -130,5 +186,11 @@ async def main(sizes: tuple[int, ...]) -> None:
 
 
 if __name__ == "__main__":
-    chosen = tuple(int(a) for a in sys.argv[1:]) or SIZES
-    asyncio.run(main(chosen))
+    if sys.argv[1:2] == ["--conversation"]:
+        rest = sys.argv[2:]
+        size = int(rest.pop(0)) if rest and rest[0].isdigit() else 700
+        for name in rest or ["reference", "bm25", "naive"]:
+            asyncio.run(bench_conversation(create(name), size))
+    else:
+        chosen = tuple(int(a) for a in sys.argv[1:]) or SIZES
+        asyncio.run(main(chosen))

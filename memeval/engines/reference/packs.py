@@ -249,6 +249,8 @@ def _lead_floor(ranked: list[Item], relevance: dict[int, float], scores: dict[in
 
 
 def _replacements(memory: Memory, doc: int) -> list[int]:
+    if not memory.book.slots:  # nothing stated a value, so nothing was replaced
+        return []
     item = memory.items[doc]
     return memory.book.superseded(doc) or memory.book.mentions_outdated(
         item.terms, item.text, item.at
@@ -328,22 +330,22 @@ def _updates_first(
     dated.sort(key=lambda i: (i.time, i.doc), reverse=True)
     weight = {term: qt.weight for qt in query.terms for term, _ in qt.matches}
 
+    held = {doc: sum(weight[t] for t in found) for doc, found in matched.items()}
+
     def same_topic(older: Item, newer: Item) -> bool:
         shared = matched[older.doc] & matched[newer.doc]
         if newer.cues.change:  # a line that says it changes something needs one shared word
             return bool(shared)
-        return sum(weight[t] for t in shared) >= TOPIC_SHARE * sum(
-            weight[t] for t in matched[older.doc]
-        )
+        return sum(weight[t] for t in shared) >= TOPIC_SHARE * held[older.doc]
 
     follows = [
         (older.doc, newer.doc)
         for n, older in enumerate(dated)
         for newer in dated[:n]
         if newer.time > older.time
-        and same_topic(older, newer)
         and relevance[newer.doc]
         >= (CHANGE_BAND if newer.cues.change else UPDATE_BAND) * relevance[older.doc]
+        and same_topic(older, newer)
     ]
     for older, newer in reversed(follows):  # oldest first, so a lift passes on to what is newer
         scores[newer] = max(scores[newer], scores[older])
