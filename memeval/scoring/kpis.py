@@ -183,7 +183,7 @@ def _answers(probes: list[ProbeResult], add: Add) -> None:
     model_f1 = [p.model_f1 for p in probes if p.model_f1 is not None]
     add("accuracy", "model_f1", (_mean(model_f1), len(model_f1)), "score", "higher")
     silent = [p for p in probes if p.abstain]
-    add("accuracy", "abstention", _share(p.hit for p in silent), "share", "higher")
+    add("accuracy", "abstain_probes", _share(p.hit for p in silent), "share", "higher")
     judged = [p.judge_ok for p in probes if p.judge_ok is not None]
     add("accuracy", "judge_answer", _share(judged), "share", "higher")
 

@@ -192,9 +192,9 @@ def test_naive_fails_an_abstention_probe_and_an_abstaining_engine_passes():
     silent = run(quiet, Silent())
     assert all(p.hit and p.extractive_ok for p in silent.probes)
     records = {k.name: k for k in kpis([naive])}
-    assert records["abstention"].value == 0.0 and records["abstention"].n == 2
+    assert records["abstain_probes"].value == 0.0 and records["abstain_probes"].n == 2
     assert records["leaks"].n == 0  # an abstain probe's lures are not leak checks
-    assert {k.name: k for k in kpis([silent])}["abstention"].value == 1.0
+    assert {k.name: k for k in kpis([silent])}["abstain_probes"].value == 1.0
 
 
 def test_abstain_probes_validate():
