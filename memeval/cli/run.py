@@ -51,6 +51,7 @@ from workers.broker import BrokerGone
 from workers.dispatch import dispatch
 from workers.embedded import Pool
 from workers.farm import check_engine, connect, preflight_fleet, run_on_farm
+from workers.halt import NOT_RUN
 from workers.job import CaseJob, plan_run
 from workers.settings import load_settings
 
@@ -295,8 +296,9 @@ def run(
     _write(report, out_dir, run_label, json_path, md_path)
     print_summary(report, out)
     stopped = [c for c in report.cases if c.status is CaseStatus.skipped_credits]
-    if stopped:
-        raise credits_out(stopped[0].error or "the engine's account is spent", run_id, len(stopped))
+    if stopped:  # quote a case that met the 402, not one skipped because of it
+        met = [c.error for c in stopped if c.error and not c.error.startswith(NOT_RUN)]
+        raise credits_out((met or [stopped[0].error or "402"])[0], run_id, len(stopped))
     unfinished = sum(c.status is not CaseStatus.done for c in report.cases) + len(report.missing)
     if unfinished and _only_budget_stopped(report):
         _budget_reached(report, jobs, require_run(store, run_id))
