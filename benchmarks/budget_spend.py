@@ -21,7 +21,7 @@ import statistics
 import uuid
 from decimal import Decimal
 
-from memeval.llm.answer import PaidCalls, open_answerer
+from memeval.llm.answer import AnswerResult, PaidCalls, open_answerer
 from memeval.llm.pricing import Price
 from memeval.llm.prompt import messages
 from memeval.llm.spec import LlmSpec
@@ -85,12 +85,11 @@ async def one_run(
     gate = asyncio.Semaphore(concurrency)
     async with open_answerer(spec, redis_url=redis_url, ledger=ledger) as answerer:
 
-        async def ask(question: str, pack: str) -> bool:
+        async def ask(question: str, pack: str) -> AnswerResult:
             async with gate:
-                reply = await answerer.answer(question, pack)
-                return reply.skipped_budget and reply.usd_micros > 0  # cut at the tail
+                return await answerer.answer(question, pack)
 
-        cut = sum(await asyncio.gather(*(ask(q, p) for q, p in work)))
+        replies = await asyncio.gather(*(ask(q, p) for q, p in work))
     for key in [k async for k in redis.scan_iter(match=f"memeval:budget:{scope}*")]:
         await redis.delete(key)
     await redis.aclose()
@@ -99,7 +98,8 @@ async def one_run(
     return {
         "billed": billed,
         "calls": len(server.calls) - before_calls,
-        "cut": cut,
+        "cut": sum(r.skipped_budget and r.usd_micros > 0 for r in replies),  # cut at the tail
+        "failed": sum(r.error is not None for r in replies),
         "ratio": statistics.median(ratios) if ratios else 0.0,
     }
 
@@ -134,6 +134,7 @@ def main() -> None:
                         f"{got['cut']:>4.0f} {got['ratio']:>9.2f}"
                     )
                     assert over <= 0, f"overspend: billed {got['billed']} on a cap of {cap}"
+                    assert not got["failed"], f"{got['failed']} calls failed: not a budget figure"
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ ModelTimeout = Annotated[
     typer.Option(
         "--model-timeout",
         help="Seconds a model call may take; one that times out after it was sent counts at "
-        "its hold. [default: $MEMEVAL_MODEL_TIMEOUT, else 60]",
+        "its hold. (default: MEMEVAL_MODEL_TIMEOUT, else 60)",
     ),
 ]
 Rates = Annotated[

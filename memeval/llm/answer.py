@@ -125,9 +125,10 @@ class Answerer:
                     self._spent_out = True
                     return AnswerResult(skipped_budget=True)
                 max_tokens = self._affordable(prompt, hold.amount_micros)
-                self._record(hold, PaidState.sent, hold.amount_micros)
             sending = False
             try:
+                if hold is not None:  # recorded before it can be billed
+                    self._record(hold, PaidState.sent, hold.amount_micros)
                 if self.limiter is not None and self.rate is not None:
                     await self.limiter.acquire(self.rate, self.spec.model)
                 sending = True

@@ -74,6 +74,11 @@ class Call:
     arrived: float = 0.0  # time.monotonic() when the request came in
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # a service's backlog: the default 5 refuses a crowd of callers
+
+
 class FakeOpenRouter:
     """Prices are integer micro-USD per token, so every cost is exact in micro-USD."""
 
@@ -96,8 +101,7 @@ class FakeOpenRouter:
         self.calls: list[Call] = []
         self.attempts = 0
         self.lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from tests.llm.test_run_llm import run
 from tests.llm.test_sweep import sweep
 
-CAP_MICROS = 3000
+CAP_MICROS = 1500
 
 
 def test_a_resume_after_the_budget_bound_spends_nothing_beyond_the_cap(cli, server, tmp_path):

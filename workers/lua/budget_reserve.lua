@@ -11,8 +11,8 @@
 -- is handed out whole to one caller at a time, as long as it covers the smallest hold.
 -- Returns {1, held} held; {0, i} wait: scope i's in-flight holds fill the room (settling them
 -- may free it), or an older caller is waiting first; {-1, i} refused: scope i is closed, or
--- its settled spend leaves less than the smallest hold, which closes it so that no later,
--- smaller call sneaks in.
+-- its settled spend leaves less than the smallest hold with nothing in flight, which closes
+-- it so that no later, smaller call sneaks in.
 redis.replicate_commands()
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -57,19 +57,25 @@ for i = 0, scopes - 1 do
     leave_queues()
     return {-1, i}
   end
-  if spent + least > cap then
-    redis.call('HSET', state, 'closed', 'exhausted', 'closed_at', t[1])
-    leave_queues()
-    return {-1, i}
-  end
   local free = cap - spent - reserved
-  local need = amount
-  if spent + amount > cap then
-    need = least
-    grant = math.min(grant, free)
-  end
-  if wait < 0 and free < need then
-    wait = i
+  if spent + least > cap then
+    if reserved <= 0 then
+      redis.call('HSET', state, 'closed', 'exhausted', 'closed_at', t[1])
+      leave_queues()
+      return {-1, i}
+    end
+    if wait < 0 then  -- in-flight calls may settle cheaply, and teach the caller a smaller hold
+      wait = i
+    end
+  else
+    local need = amount
+    if spent + amount > cap then
+      need = least
+      grant = math.min(grant, free)
+    end
+    if wait < 0 and free < need then
+      wait = i
+    end
   end
 end
 
