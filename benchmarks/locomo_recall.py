@@ -32,7 +32,7 @@ from memeval.engines.types import Turn, TurnContext
 from memeval.importers import locomo
 from memeval.importers.locomo import Category, Conversation
 from memeval.importers.pinning import check_pins
-from memeval.scoring.pack import contains, content_words, extractive_answer, units
+from memeval.scoring.pack import contains, extractive_answer, token_f1, units
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/benchmarks/locomo/locomo-dev5.json"
 
@@ -53,15 +53,6 @@ class Tally:
             f"mrr {statistics.fmean(self.mrr) if self.mrr else 0:.3f}  "
             f"contain {mean(self.contained)}  f1 {mean(self.f1)}"
         )
-
-
-def token_f1(said: str, truth: str) -> float:
-    got, want = content_words(said), content_words(truth)
-    both = len(got & want)
-    if not both:
-        return 0.0
-    precision, recall = both / len(got), both / len(want)
-    return 2 * precision * recall / (precision + recall)
 
 
 async def write_conversation(engine: Engine, tenant: str, conv: Conversation) -> None:
@@ -119,7 +110,7 @@ async def measure(
             tally.mrr.append(1 / first if first else 0.0)
             if qa.answer is not None:
                 tally.contained.append(float(contains(answer, qa.answer)))
-                tally.f1.append(token_f1(answer, qa.answer))
+                tally.f1.append(token_f1(answer, [qa.answer]))
     await engine.forget(tenant)
     return wrote, latencies
 
