@@ -51,6 +51,7 @@ from memeval.engines.types import (
     Turn,
     TurnContext,
 )
+from memeval.models import NOTE
 from memeval.models.local import ModelSettings, check_models, library_missing, store_folder
 
 if TYPE_CHECKING:
@@ -102,6 +103,7 @@ class GraphitiEngine(Engine):
     notes = (
         "in-process graphiti-core on embedded Kuzu; models on any OpenAI-compatible URL",
         "query_at: facts valid then (graphiti's valid_at/invalid_at), episodes that had happened",
+        f"on the default url, {NOTE}",
     )
 
     def __init__(self, settings: GraphitiSettings) -> None:

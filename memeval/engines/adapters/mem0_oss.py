@@ -49,6 +49,7 @@ from memeval.engines.types import (
     Turn,
     TurnContext,
 )
+from memeval.models import NOTE
 from memeval.models.local import ModelSettings, check_models, library_missing, store_folder
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ class Mem0OssEngine(Engine):
         "in-process mem0 library: embedded qdrant or faiss, models on any OpenAI-compatible URL",
         "abstains when mem0's search threshold leaves no hit; no point-in-time queries "
         "(mem0's open-source search refuses a reference date)",
+        f"on the default url, {NOTE}",
     )
 
     def __init__(self, settings: Mem0OssSettings) -> None:
