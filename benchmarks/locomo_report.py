@@ -3,7 +3,8 @@
 Run: `python benchmarks/locomo_report.py REPORT.json [REPORT.json ...]`, one report per engine
 (e.g. `memeval run --suite locomo:PATH --engine bm25 --json bm25.json`). For every
 `category:` tag it prints, over the probes of the recall phase: evidence recall (the share of
-a probe's evidence ids found in its pack, averaged), evidence MRR, and for the probes with an
+a probe's evidence ids found in its pack, averaged), all evidence (the share of probes with
+every evidence id in the pack, as the `evidence_recall` KPI counts), evidence MRR, and for the probes with an
 answer the containment (`extractive_answer`) and token F1 of the extractive answer; for the
 abstention probes, the share the engine abstained on. A markdown table, ready for the README.
 """
@@ -31,6 +32,7 @@ def figures(probes: list[dict[str, Any]]) -> dict[str, float | None]:
     return {
         "n": len(probes),
         "recall": mean([len(p["evidence_found"]) / len(p["evidence"]) for p in with_evidence]),
+        "all": mean([float(set(p["evidence"]) <= set(p["evidence_found"])) for p in with_evidence]),
         "mrr": mean([1 / p["evidence_rank"] if p["evidence_rank"] else 0.0 for p in with_evidence]),
         "contain": mean([float(bool(p["extractive_ok"])) for p in answered]),
         "f1": mean([p["extractive_f1"] or 0.0 for p in answered]),
@@ -70,7 +72,7 @@ def main(paths: list[Path]) -> None:
             if row is None:
                 continue
             print(
-                f"| {name} | {row['n']} | {engine} | {cell(row['recall'])} | "
+                f"| {name} | {row['n']} | {engine} | {cell(row['recall'])} | {cell(row['all'])} | "
                 f"{cell(row['mrr'], share=False)} | {cell(row['contain'])} | "
                 f"{cell(row['f1'], share=False)} | {cell(row['abstain'])} |"
             )
