@@ -4,9 +4,10 @@ Run: `python benchmarks/locomo_report.py REPORT.json [REPORT.json ...]`, one rep
 (e.g. `memeval run --suite locomo:PATH --engine bm25 --json bm25.json`). For every
 `category:` tag it prints, over the probes of the recall phase: evidence recall (the share of
 a probe's evidence ids found in its pack, averaged), all evidence (the share of probes with
-every evidence id in the pack, as the `evidence_recall` KPI counts), evidence MRR, and for the probes with an
-answer the containment (`extractive_answer`) and token F1 of the extractive answer; for the
-abstention probes, the share the engine abstained on. A markdown table, ready for the README.
+every evidence id in the pack, as the `evidence_recall` KPI counts), evidence MRR, and for the
+probes with an answer the containment (`extractive_answer`) and token F1 of the extractive
+answer; for the abstention probes, the share the engine abstained on. A markdown table, ready
+for the README.
 """
 
 from __future__ import annotations
@@ -61,10 +62,10 @@ def cell(value: float | None, share: bool = True) -> str:
 
 def main(paths: list[Path]) -> None:
     reports = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
-    print(
-        "| category | n | engine | evidence recall | evidence MRR | containment | F1 | abstained |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
+    head = ["category", "n", "engine", "evidence recall", "all evidence", "evidence MRR"]
+    head += ["containment", "F1", "abstained"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
     tables = [(r["engine"], by_category(r)) for r in reports]
     for name in ("overall", *CATEGORIES):
         for engine, table in tables:
