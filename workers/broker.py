@@ -104,6 +104,7 @@ class Outage:
         self.say = say
         self.revive = revive
         self.since: float | None = None
+        self._announced = False
         self._next = 0.0
         self._pause = FIRST_RETRY_S
 
@@ -111,9 +112,13 @@ class Outage:
         return now >= self._next
 
     def failed(self, exc: BaseException) -> None:
+        """A check failed. The first failure is retried without a word: after a restart the
+        first command often meets a pooled connection the old server closed."""
         now = time.monotonic()
         if self.since is None:
-            self.since = now
+            self.since, self._announced = now, False
+        elif not self._announced:
+            self._announced = True
             self.say(
                 f"[yellow]the broker at {safe_url(self.url)} does not answer[/] "
                 f"({_reason(exc)}): waiting for it, for up to {self.patience:g}s "
@@ -132,7 +137,7 @@ class Outage:
         self._pause = min(self._pause * 2, MAX_RETRY_S)
 
     def recovered(self) -> None:
-        if self.since is not None:
+        if self.since is not None and self._announced:
             self.say(f"the broker answers again, after {time.monotonic() - self.since:.0f}s")
         self.since, self._next, self._pause = None, 0.0, FIRST_RETRY_S
 

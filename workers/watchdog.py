@@ -9,11 +9,14 @@ marked lost, and `memeval run --resume` sends it again. A late result still repl
 
 The broker is asked only through `Outage`: a check that cannot reach it declares nothing lost
 and is retried with backoff, and a check that finds a new server behind the URL (a restart)
-that forgot its queue names that as the reason the missing cases are lost.
+that forgot its queue names that as the reason the missing cases are lost. Cases a worker had
+reserved when its connection dropped stay "delivered" in Redis, held by nobody: before calling
+them lost, the watchdog queues those messages again (`_rescue`).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 
@@ -61,10 +64,13 @@ class Watchdog:
         self._last_progress = time.monotonic()
         self._last_check = 0.0
         self._strikes = 0
+        self._rescued: set[str] = set()
 
     def lost(self, waiting: set[JobKey], progressed: bool) -> set[JobKey]:
         """The waiting cases to give up on now; empty while any of them may still land."""
         now = time.monotonic()
+        if self.outage.since is not None and self.outage.due(now):
+            self._retry_broker()  # results may land meanwhile: they say nothing of the broker
         if progressed or not waiting:
             self._last_progress, self._strikes = now, 0
             return set()
@@ -79,13 +85,52 @@ class Watchdog:
             self._same_broker()
             queued = self._queued()
             held = {self.task_ids[i] for i in self._held() if i in self.task_ids}
+            orphaned = queued == 0 and not held & waiting
+            rescued = self._rescue(waiting) if orphaned and self._strikes + 1 >= STRIKES else 0
         except BROKER_FAULTS as exc:
             self.outage.failed(exc)  # raises `BrokerGone` once patience runs out
             self._strikes = 0
             return set()
         self.outage.recovered()
-        self._strikes = self._strikes + 1 if queued == 0 and not held & waiting else 0
+        if rescued:
+            self.outage.say(
+                f"{rescued} cases were held by a connection the broker lost: queued again"
+            )
+            self._strikes = 0
+            return set()
+        self._strikes = self._strikes + 1 if orphaned else 0
         return set(waiting) if self._strikes >= STRIKES else set()
+
+    def _rescue(self, waiting: set[JobKey]) -> int:
+        """Queue again this run's messages that Redis still counts as delivered but no live
+        worker holds: a worker that loses its broker connection forgets the cases it had
+        reserved, and Redis would hand them out only after the visibility timeout. Each
+        message is rescued once; one orphaned twice is lost after all."""
+        wanted = {i for i, key in self.task_ids.items() if key in waiting} - self._rescued
+        with self.app.connection_for_write() as connection:
+            channel = connection.default_channel
+            qos, key = getattr(channel, "qos", None), getattr(channel, "unacked_key", None)
+            if not wanted or qos is None or key is None:  # not the Redis transport
+                return 0
+            with channel.conn_or_acquire() as client:
+                entries = client.hgetall(key)
+            found = 0
+            for tag, raw in entries.items():
+                task_id = json.loads(raw)[0].get("headers", {}).get("id")
+                if task_id in wanted:
+                    qos.restore_by_tag(tag)
+                    self._rescued.add(task_id)
+                    found += 1
+            return found
+
+    def _retry_broker(self) -> None:
+        try:
+            self._same_broker()
+            self._queued()
+        except BROKER_FAULTS as exc:
+            self.outage.failed(exc)
+        else:
+            self.outage.recovered()
 
     @property
     def broker_lost_them(self) -> bool:

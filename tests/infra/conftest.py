@@ -71,6 +71,13 @@ class PrivateRedis:
             self.proc.terminate()
             self.proc.wait(10)
 
+    def queued(self, queue: str = "memeval") -> int:
+        client = redis.Redis(host="127.0.0.1", port=self.port)
+        try:
+            return int(client.llen(queue))
+        finally:
+            client.close()
+
     def run_id(self) -> str:
         client = redis.Redis(host="127.0.0.1", port=self.port)
         try:
@@ -105,9 +112,13 @@ def fleet(tmp_path: Path, private_redis: PrivateRedis) -> Farm:
 
 
 @contextlib.contextmanager
-def worker(farm: Farm, *extra: str, log: str = "worker.log") -> Iterator[subprocess.Popen[str]]:
-    """A `memeval worker` of two processes, stopped (warm) afterwards."""
-    proc = farm.start("worker", "--concurrency", "2", "--loglevel", "WARNING", *extra, log=log)
+def worker(
+    farm: Farm, *extra: str, log: str = "worker.log", concurrency: int = 2
+) -> Iterator[subprocess.Popen[str]]:
+    """A `memeval worker` of `concurrency` processes, stopped (warm) afterwards."""
+    proc = farm.start(
+        "worker", "--concurrency", str(concurrency), "--loglevel", "WARNING", *extra, log=log
+    )
     try:
         yield proc
     finally:

@@ -78,10 +78,11 @@ def test_a_restart_without_append_only_file_is_named_as_the_loss(
     volatile.start()
     fleet.env["MEMEVAL_BROKER_URL"] = volatile.url
     try:
-        with worker(fleet):
+        with worker(fleet, concurrency=1):
             wait_ready(fleet)
             run = _start_run(fleet, "volatile")
             wait_for(fleet.has_results, 60, "a first result")
+            assert volatile.queued() > 0, "the restart must meet cases still queued"
             before = volatile.run_id()
             volatile.stop()
             volatile.start()
