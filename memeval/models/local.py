@@ -1,5 +1,6 @@
 """What an in-process engine over a model-backed library shares: where its models are, a
-proof that they answer, and a private folder for its embedded database.
+proof that they answer, a private folder for its embedded database, and packs composed from
+one search of the library per pack.
 
 Embedded stores (qdrant, Kuzu) lock their folder, and a worker process may hold several engines
 while its siblings hold their own, so every engine instance gets a fresh folder of its own,
@@ -11,13 +12,16 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 import httpx
 from pydantic import Field, SecretStr
 
+from memeval.engines.adapters.packs import pack_of
 from memeval.engines.adapters.settings import EngineSettings
-from memeval.engines.base import EngineUnavailable
+from memeval.engines.base import Engine, EngineUnavailable
+from memeval.engines.types import Pack, Turn, TurnContext
 from memeval.errors import UsageError
 from memeval.models import CHAT_MODEL, EMBED_MODEL
 from memeval.models.embeddings import DIMENSIONS
@@ -90,3 +94,57 @@ def library_missing(engine: str, module: str, extra: str) -> UsageError:
         f"engine `{engine}` needs the `{module}` package, which is not installed",
         fix=f"pip install 'memeval[{extra}]'",
     )
+
+
+class SearchPacks(Engine):
+    """The lifecycle face of a library that recalls texts but composes no pack: each pack is
+    one search, in the library's order, under the usual title and budget. A recalled text
+    drawn from a turn the model still sees (whole, or one sentence the library extracted from
+    it) is left out, so the pack never repeats the prompt."""
+
+    async def recall(self, tenant: str, text: str) -> list[str]:
+        """The library's texts for a non-empty query, best first."""
+        raise NotImplementedError
+
+    async def _pack(self, tenant: str, title: str, text: str, hide: tuple[str, ...] = ()) -> Pack:
+        found = await self.recall(tenant, text) if text.strip() else []
+        kept = [t for t in found if not any(_flat(t) in turn for turn in hide)]
+        pack = pack_of(title, kept)
+        pack.abstained = not kept
+        return pack
+
+    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
+        hide = tuple(_flat(said(t)) for t in ctx.in_prompt)
+        pack = await self._pack(tenant, "Context for the reply", ctx.turn.text, hide)
+        if ctx.log:
+            await self.post_turn(tenant, ctx.agent, ctx.thread, ctx.turn)
+        return pack
+
+    async def start_session(
+        self,
+        tenant: str,
+        agent: str,
+        thread: str | None,
+        focus: str | None,
+        at: datetime,
+        question: str | None = None,
+    ) -> Pack:
+        return await self._pack(tenant, "Session start", question or focus or thread or "")
+
+    async def recall_for_compaction(
+        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
+    ) -> Pack:
+        query = " ".join(t.text for t in dropped)
+        return await self._pack(tenant, "Carried over from the compacted turns", query)
+
+    async def forget(self, tenant: str) -> None:
+        await self.reset(tenant)
+
+
+def said(turn: Turn) -> str:
+    """A turn as these engines write it: `speaker: text`."""
+    return f"{turn.speaker or turn.role}: {turn.text}"
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).lower()

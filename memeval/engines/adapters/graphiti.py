@@ -39,20 +39,24 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-from memeval.engines.adapters.packs import pack_of
-from memeval.engines.base import Engine, EngineUnavailable
+from memeval.engines.base import EngineUnavailable
 from memeval.engines.types import (
     Assertion,
     Capability,
     Hit,
     MemoryItem,
-    Pack,
     QueryResult,
     Turn,
-    TurnContext,
 )
 from memeval.models import NOTE
-from memeval.models.local import ModelSettings, check_models, library_missing, store_folder
+from memeval.models.local import (
+    ModelSettings,
+    SearchPacks,
+    check_models,
+    library_missing,
+    said,
+    store_folder,
+)
 
 if TYPE_CHECKING:
     from graphiti_core import Graphiti
@@ -87,7 +91,7 @@ def _import_graphiti() -> None:
         raise library_missing("graphiti", "graphiti-core[kuzu]", "graphiti") from None
 
 
-class GraphitiEngine(Engine):
+class GraphitiEngine(SearchPacks):
     name = "graphiti"
     settings_model = GraphitiSettings
     verified_against = f"graphiti-core {_graphiti_version()} library on embedded Kuzu, in-process"
@@ -284,47 +288,17 @@ class GraphitiEngine(Engine):
 
     # ---- lifecycle face -------------------------------------------------------------------
 
-    async def _pack(self, tenant: str, title: str, text: str, hide: tuple[str, ...] = ()) -> Pack:
-        """Graphiti's hits in its order, without what is still in the prompt."""
+    async def recall(self, tenant: str, text: str) -> list[str]:
         hits = await self._hits(await self._search(tenant, text, PACK_K), PACK_K, None)
-        kept = [h.text for h in hits if not any(_flat(h.text) in turn for turn in hide)]
-        pack = pack_of(title, kept)
-        pack.abstained = not kept
-        return pack
+        return [h.text for h in hits]
 
     async def ingest(self, tenant: str, item: MemoryItem) -> str:
         body = f"{item.title}: {item.text}" if item.title else item.text
         return await self._episode(tenant, item.id, body, item.kind, item.at, False)
 
-    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
-        hide = tuple(_flat(_message(t)) for t in ctx.in_prompt)
-        pack = await self._pack(tenant, "Context for the reply", ctx.turn.text, hide)
-        if ctx.log:
-            await self.post_turn(tenant, ctx.agent, ctx.thread, ctx.turn)
-        return pack
-
     async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
         name = turn.id or f"{thread}:{turn.at.isoformat()}"
-        return await self._episode(
-            tenant, name, _message(turn), f"{agent} in {thread}", turn.at, True
-        )
-
-    async def start_session(
-        self,
-        tenant: str,
-        agent: str,
-        thread: str | None,
-        focus: str | None,
-        at: datetime,
-        question: str | None = None,
-    ) -> Pack:
-        return await self._pack(tenant, "Session start", question or focus or thread or "")
-
-    async def recall_for_compaction(
-        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
-    ) -> Pack:
-        query = " ".join(t.text for t in dropped)
-        return await self._pack(tenant, "Carried over from the compacted turns", query)
+        return await self._episode(tenant, name, said(turn), f"{agent} in {thread}", turn.at, True)
 
     async def list(self, tenant: str) -> list[str]:
         from graphiti_core.nodes import EpisodicNode
@@ -334,9 +308,6 @@ class GraphitiEngine(Engine):
 
         return sorted(e.uuid for e in await self._call(episodes))
 
-    async def forget(self, tenant: str) -> None:
-        await self.reset(tenant)
-
 
 def group_id(tenant: str) -> str:
     """The tenant as a graphiti group id, which may hold only letters, digits, `-` and `_`:
@@ -344,12 +315,3 @@ def group_id(tenant: str) -> str:
     return "".join(
         ch if ch.isascii() and (ch.isalnum() or ch == "-") else f"_{ord(ch):x}_" for ch in tenant
     )
-
-
-def _message(turn: Turn) -> str:
-    """A turn as graphiti reads a message episode: `speaker: text`."""
-    return f"{turn.speaker or turn.role}: {turn.text}"
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split()).lower()

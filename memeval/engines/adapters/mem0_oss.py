@@ -28,7 +28,6 @@ import asyncio
 import os
 import shutil
 import uuid
-from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,20 +36,23 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from memeval.engines import idempotency
-from memeval.engines.adapters.packs import pack_of
-from memeval.engines.base import Engine, EngineUnavailable
+from memeval.engines.base import EngineUnavailable
 from memeval.engines.types import (
     Assertion,
     Capability,
     Hit,
     MemoryItem,
-    Pack,
     QueryResult,
     Turn,
-    TurnContext,
 )
 from memeval.models import NOTE
-from memeval.models.local import ModelSettings, check_models, library_missing, store_folder
+from memeval.models.local import (
+    ModelSettings,
+    SearchPacks,
+    check_models,
+    library_missing,
+    store_folder,
+)
 
 if TYPE_CHECKING:
     from mem0 import AsyncMemory
@@ -97,7 +99,7 @@ def _import_mem0() -> tuple[type[AsyncMemory], type[Any]]:
     return AsyncMemory, MemoryConfig
 
 
-class Mem0OssEngine(Engine):
+class Mem0OssEngine(SearchPacks):
     name = "mem0-oss"
     settings_model = Mem0OssSettings
     verified_against = f"mem0ai {_mem0_version()} library (AsyncMemory), in-process"
@@ -243,14 +245,8 @@ class Mem0OssEngine(Engine):
 
     # ---- lifecycle face -------------------------------------------------------------------
 
-    async def _pack(self, tenant: str, title: str, text: str, hide: tuple[str, ...] = ()) -> Pack:
-        """mem0's hits in its order; a memory drawn from a turn in `hide` (still in the prompt)
-        is left out, whole or as one of the sentences mem0 extracted from it."""
-        found = [m for m in await self._search(tenant, text, PACK_K) if m.get("memory")]
-        kept = [m for m in found if not any(_flat(m["memory"]) in turn for turn in hide)]
-        pack = pack_of(title, [m["memory"] for m in kept])
-        pack.abstained = not kept
-        return pack
+    async def recall(self, tenant: str, text: str) -> list[str]:
+        return [m["memory"] for m in await self._search(tenant, text, PACK_K) if m.get("memory")]
 
     async def ingest(self, tenant: str, item: MemoryItem) -> str:
         text = f"{item.title}: {item.text}" if item.title else item.text
@@ -258,35 +254,11 @@ class Mem0OssEngine(Engine):
         ids = {"agent_id": item.agent} if item.agent else {}
         return await self._add(tenant, "user", text, tags, **ids)
 
-    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
-        # Turns the model still sees must not come back in the pack.
-        hide = tuple(_flat(f"{t.speaker or ''}: {t.text}") for t in ctx.in_prompt)
-        pack = await self._pack(tenant, "Context for the reply", ctx.turn.text, hide)
-        if ctx.log:
-            await self.post_turn(tenant, ctx.agent, ctx.thread, ctx.turn)
-        return pack
-
     async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
+        # mem0 keeps the role itself; only a named speaker is written into the text.
         text = f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
         tags = {ID_TAG: turn.id} if turn.id else {}
         return await self._add(tenant, turn.role, text, tags, agent_id=agent, run_id=thread)
-
-    async def start_session(
-        self,
-        tenant: str,
-        agent: str,
-        thread: str | None,
-        focus: str | None,
-        at: datetime,
-        question: str | None = None,
-    ) -> Pack:
-        return await self._pack(tenant, "Session start", question or focus or thread or "")
-
-    async def recall_for_compaction(
-        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
-    ) -> Pack:
-        query = " ".join(t.text for t in dropped)
-        return await self._pack(tenant, "Carried over from the compacted turns", query)
 
     async def list(self, tenant: str) -> list[str]:
         found = await self._call("get_all", filters={"user_id": tenant}, top_k=LIST_MAX)
@@ -294,10 +266,3 @@ class Mem0OssEngine(Engine):
             (m.get("metadata") or {}).get(WRITE_TAG, m.get("id")) for m in found.get("results", [])
         }
         return sorted(writes | self._empty.get(tenant, set()))
-
-    async def forget(self, tenant: str) -> None:
-        await self.reset(tenant)
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split()).lower()
