@@ -21,7 +21,9 @@ out = Console()
 
 @app.command("list")
 def list_(
-    suite: Annotated[str, typer.Option(help="lifecycle, dimensions, all, or a path.")] = "all",
+    suite: Annotated[
+        str, typer.Option(help="lifecycle, dimensions, all, locomo:PATH, longmemeval:PATH, a path.")
+    ] = "all",
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     cases: Annotated[bool, typer.Option("--cases", help="Also list every case id.")] = False,
 ) -> None:
