@@ -81,3 +81,12 @@ def test_engines_lists_both_with_what_they_support(cli):
     assert {"url", "llm_model", "embedder_model", "vector_store", "infer", "store_dir"} <= options
     assert {s["env"] for s in listed["graphiti"]["settings"]} >= {"GRAPHITI_URL"}
     assert all(s["option"] is None for s in listed["mem0-oss"]["settings"] if s["secret"])
+
+
+def test_bad_settings_stop_the_run_with_one_line(cli):
+    bad = cli("run", "--engine", "mem0-oss?vector_store=chroma", "--in-process")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "`vector_store`" in bad.stderr and "MEM0_OSS_VECTOR_STORE" in bad.stderr
+    down = cli("run", "--engine", "graphiti?url=http://127.0.0.1:9/v1", "--in-process")
+    assert down.returncode == 2 and "Traceback" not in down.stderr
+    assert "memeval models serve" in down.stderr
