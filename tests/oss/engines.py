@@ -9,4 +9,5 @@ ENGINES = ("mem0-oss", "graphiti")
 
 
 def engine_at(name: str, model_url: str, store_dir: str) -> Engine:
-    return registry.create(f"{name}?url={model_url}&store_dir={store_dir}")
+    options = f"url={model_url}&store_dir={store_dir}"
+    return registry.create(f"{name}&{options}" if "?" in name else f"{name}?{options}")

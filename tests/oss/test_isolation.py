@@ -23,7 +23,7 @@ def _marker() -> str:
     return f"zq{secrets.token_hex(4)}"
 
 
-@pytest.mark.parametrize("name", ENGINES)
+@pytest.mark.parametrize("name", [*ENGINES, "mem0-oss?vector_store=faiss"])
 def test_tenants_never_see_each_other(name, model_url, tmp_path):
     engine = engine_at(name, model_url, str(tmp_path))
     mark_a, mark_b = _marker(), _marker()

@@ -25,6 +25,7 @@ with several concurrent cases measures mem0 one call at a time, as an applicatio
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import shutil
 import uuid
@@ -45,6 +46,7 @@ from memeval.engines.types import (
     QueryResult,
     Turn,
 )
+from memeval.errors import UsageError
 from memeval.models import NOTE
 from memeval.models.local import (
     ModelSettings,
@@ -99,6 +101,15 @@ def _import_mem0() -> tuple[type[AsyncMemory], type[Any]]:
     return AsyncMemory, MemoryConfig
 
 
+def _vector_store_installed(kind: str) -> None:
+    """qdrant's client comes with mem0ai; faiss is the user's to install."""
+    if kind == "faiss" and importlib.util.find_spec("faiss") is None:
+        raise UsageError(
+            "engine `mem0-oss` is set to the faiss vector store, which is not installed",
+            fix="pip install faiss-cpu, or set MEM0_OSS_VECTOR_STORE=qdrant",
+        )
+
+
 class Mem0OssEngine(SearchPacks):
     name = "mem0-oss"
     settings_model = Mem0OssSettings
@@ -123,6 +134,7 @@ class Mem0OssEngine(SearchPacks):
 
     async def preflight(self) -> None:
         _import_mem0()
+        _vector_store_installed(self.settings.vector_store)
         await check_models(self.name, self.settings)
 
     async def close(self) -> None:
@@ -164,6 +176,7 @@ class Mem0OssEngine(SearchPacks):
     async def _mem0(self) -> AsyncMemory:
         if self._memory is None:
             memory_type, config_type = _import_mem0()
+            _vector_store_installed(self.settings.vector_store)
             self.folder = store_folder(self.name, self.settings.store_dir)
             config = self._config(self.folder, config_type)
             self._memory = await asyncio.to_thread(memory_type, config)
