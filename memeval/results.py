@@ -172,6 +172,7 @@ class Kpi(Model):
     unit: str
     better: str  # higher | lower
     n: int
+    tag: str | None = None  # a probe tag (category:temporal): the KPI over those probes alone
 
 
 class RunReport(Model):
@@ -206,3 +207,8 @@ class RunReport(Model):
     overbilled_usd_micros: int = Field(
         default=0, description="How much above their holds those calls were billed, in all."
     )
+
+    @property
+    def overall_kpis(self) -> list[Kpi]:
+        """The KPIs over every probe; per-tag records belong in a report's tag section."""
+        return [k for k in self.kpis if k.tag is None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from memeval.results import CaseResult, CaseStatus, RunReport
-from memeval.scoring.kpis import composite, dimension_scores, kpis
+from memeval.scoring.kpis import composite, dimension_scores, kpis, tag_kpis
 
 
 def build_report(
@@ -40,7 +40,7 @@ def build_report(
         finished_at=finished_at,
         composite=composite(dims),
         dimensions=dims,
-        kpis=kpis(cases),
+        kpis=[*kpis(cases), *tag_kpis(cases)],
         cases=sorted(cases, key=lambda c: (c.case_id, c.trial)),
         missing=missing,
         partial=bool(unscored),

@@ -30,7 +30,7 @@ def print_summary(report: RunReport, console: Console) -> None:
     kpis = Table(title="KPIs")
     for column in ("group", "kpi", "value", "n"):
         kpis.add_column(column, justify="right" if column in ("value", "n") else "left")
-    for k in report.kpis:
+    for k in report.overall_kpis:
         if k.value is None:
             continue
         value = pct(k.value) if k.unit == "share" else f"{k.value:g} {k.unit}"

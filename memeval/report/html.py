@@ -122,7 +122,7 @@ def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
         "tags": [r.model_dump() for r in tag_rows(report.cases)],
         "kpis": [
             k.model_dump() | {"low": interval(k.name)["low"], "high": interval(k.name)["high"]}
-            for k in report.kpis
+            for k in report.overall_kpis
         ],
         "items": [item for case in report.cases for item in items(case)],
     }

@@ -280,7 +280,7 @@ def _kpis(report: RunReport, ci_: RunIntervals) -> list[str]:
             k.better,
             str(k.n),
         ]
-        for k in report.kpis
+        for k in report.overall_kpis
     ]
     header = ["group", "kpi", "value", "95% CI", "unit", "better", "n"]
     return ["## KPIs", "", *table(header, rows)]

@@ -67,15 +67,14 @@ def _probes(cases: list[CaseResult], tag: str | None = None) -> list[ProbeResult
     ]
 
 
-def kpis(cases: list[CaseResult]) -> list[Kpi]:
-    """Scores come from the cases that ran to the end, as the composite's do: an errored or
-    lost case says nothing about memory, and its rerun will count instead. Spend is counted
-    over every case, since it was paid whatever became of the case."""
-    records: list[Kpi] = []
-    spent, cases = cases, [c for c in cases if c.status is CaseStatus.done]
+Add = Callable[[str, str, tuple[float | None, int], str, str], None]
 
+
+def _collector(records: list[Kpi], tag: str | None = None, *, defined_only: bool = False) -> Add:
     def add(group: str, name: str, value: tuple[float | None, int], unit: str, better: str) -> None:
         number, n = value
+        if defined_only and number is None:
+            return
         records.append(
             Kpi(
                 group=group,
@@ -84,8 +83,40 @@ def kpis(cases: list[CaseResult]) -> list[Kpi]:
                 unit=unit,
                 better=better,
                 n=n,
+                tag=tag,
             )
         )
+
+    return add
+
+
+def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
+    """The accuracy KPIs over each probe tag's probes (`category:temporal`...), so a benchmark
+    imported with categories reports each category's recall in the JSON itself.
+
+    Only the KPIs a tag's probes define are listed: a tag without evidence writes has no
+    evidence recall, and a row of empty numbers per tag would bury the ones that exist. They
+    stay out of the scorecard, which compares and gates on the overall numbers."""
+    probes = _probes([c for c in cases if c.status is CaseStatus.done])
+    records: list[Kpi] = []
+    for tag in sorted({t for p in probes for t in p.tags}):
+        add = _collector(records, tag, defined_only=True)
+        tagged = [p for p in probes if tag in p.tags]
+        add("accuracy", "pack_hit", _share(p.hit for p in tagged), "share", "higher")
+        add("accuracy", "mrr", (_mean([p.rr for p in tagged]), len(tagged)), "score", "higher")
+        ok = _share(p.extractive_ok for p in tagged)
+        add("accuracy", "extractive_answer", ok, "share", "higher")
+        _answers(tagged, add)
+    return records
+
+
+def kpis(cases: list[CaseResult]) -> list[Kpi]:
+    """Scores come from the cases that ran to the end, as the composite's do: an errored or
+    lost case says nothing about memory, and its rerun will count instead. Spend is counted
+    over every case, since it was paid whatever became of the case."""
+    records: list[Kpi] = []
+    spent, cases = cases, [c for c in cases if c.status is CaseStatus.done]
+    add = _collector(records)
 
     probes = _probes(cases)
     recall = [p for p in probes if p.phase is Phase.recall]
@@ -167,9 +198,6 @@ def kpis(cases: list[CaseResult]) -> list[Kpi]:
     return records
 
 
-Add = Callable[[str, str, tuple[float | None, int], str, str], None]
-
-
 def _answers(probes: list[ProbeResult], add: Add) -> None:
     """What substring luck cannot reach: the evidence writes in the pack, token F1 of the
     answers, abstention where nothing was said, and the model judge's verdicts."""
@@ -200,9 +228,7 @@ def _spurious(cases: list[CaseResult]) -> tuple[float | None, int]:
     return _share(q.conflicts > q.acceptable_conflicts for q in quiet)
 
 
-def _latency(
-    cases: list[CaseResult], add: Callable[[str, str, tuple[float | None, int], str, str], None]
-) -> None:
+def _latency(cases: list[CaseResult], add: Add) -> None:
     pre = [t.ms for c in cases for t in c.timings if t.call == "pre_turn" and t.step == "write"]
     for q in (50, 95, 99):
         add("latency", f"pre_turn_p{q}", (percentile(pre, q), len(pre)), "ms", "lower")
