@@ -71,3 +71,23 @@ def test_memeval_conformance_passes_the_served_engine(name, model_url, tmp_path)
     assert Verdict.failed not in verdicts.values(), [c for c in checks if c.verdict != "pass"]
     for name_ in ("fixture tenants kept apart", "lifecycle tenants kept apart"):
         assert verdicts[name_] is Verdict.passed
+
+
+def test_graphiti_still_finds_a_tenants_writes_after_another_was_forgotten(model_url, tmp_path):
+    """Kuzu's text indexes kept a forgotten tenant's entries, which hid the next tenant's."""
+    engine = engine_at("graphiti", model_url, str(tmp_path))
+    doc = MemoryItem(
+        id="refund", title="Refund policy", text="Refunds reach the card in five days."
+    )
+
+    async def go() -> None:
+        try:
+            for tenant in ("first", "second"):
+                await engine.ingest(tenant, doc)
+                found = await engine.query(tenant, "How many days does a refund take?")
+                assert any("five days" in h.text for h in found.hits), tenant
+                await engine.forget(tenant)
+        finally:
+            await engine.close()
+
+    asyncio.run(go())

@@ -18,10 +18,11 @@ episodes that had happened by then. Search keeps only matches above graphiti's m
 so an empty result is an abstention. Reset and forget delete the group's nodes; `list` is the
 group's episodes.
 
-Two gaps in graphiti-core 0.31's Kuzu driver are bridged here, not patched in the library: it
-has no `_database` (graphiti reads it to scope a request; Kuzu has one database, so any
-value serves), and its `build_indices_and_constraints` does nothing, so the full-text indexes
-are created through the driver's own maintenance operations.
+Three gaps in graphiti-core 0.31's Kuzu driver are bridged here, not patched in the library:
+it has no `_database` (graphiti reads it to scope a request; Kuzu has one database, so any
+value serves); its `build_indices_and_constraints` does nothing, so the full-text indexes are
+created through the driver's own maintenance operations; and those indexes go stale when a
+tenant is deleted, so they are rebuilt after each delete.
 
 Writes and reads take turns on one asyncio lock: Kuzu runs one write transaction at a time.
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 from datetime import UTC, datetime
 from importlib import metadata
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from graphiti_core.search.search_filters import SearchFilters
 
 PACK_K = 12
+_FTS_INDEX = re.compile(r"CREATE_FTS_INDEX\('(\w+)', '(\w+)'")
 FIXTURE = "fixture"
 
 
@@ -283,6 +286,7 @@ class GraphitiEngine(SearchPacks):
 
         async def delete(graph: Graphiti) -> None:
             await Node.delete_by_group_id(graph.driver, group_id(tenant))
+            await _rebuild_text_indexes(graph)
 
         await self._call(delete)
 
@@ -307,6 +311,20 @@ class GraphitiEngine(SearchPacks):
             return await EpisodicNode.get_by_group_ids(graph.driver, [group_id(tenant)])
 
         return sorted(e.uuid for e in await self._call(episodes))
+
+
+async def _rebuild_text_indexes(graph: Graphiti) -> None:
+    """Kuzu's full-text indexes keep entries of deleted nodes, and graphiti asks them for its
+    top matches before filtering by group: after a tenant is forgotten, its stale entries fill
+    those places and a later tenant's own episodes stop being found. Dropping and recreating
+    the indexes (graphiti's own list) after each delete keeps them to the rows that exist."""
+    from graphiti_core.driver.driver import GraphProvider
+    from graphiti_core.graph_queries import get_fulltext_indices
+
+    for create in get_fulltext_indices(GraphProvider.KUZU):
+        table, name = _FTS_INDEX.search(create).groups()  # type: ignore[union-attr]
+        await graph.driver.execute_query(f"CALL DROP_FTS_INDEX('{table}', '{name}')")
+    await graph.driver.graph_ops.build_indices_and_constraints(graph.driver)
 
 
 def group_id(tenant: str) -> str:
