@@ -11,8 +11,10 @@ crowd of workers waits out the Retry-After together instead of only the one that
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from enum import StrEnum
@@ -23,9 +25,11 @@ from typing import Any, cast
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
+from memeval.engines import attempts
 from memeval.engines.adapters.transport import back_pressure
 from memeval.engines.base import Engine
 from memeval.errors import UsageError
+from workers import metrics
 from workers.budget import connect_redis
 
 LUA = Path(__file__).resolve().parent / "lua"
@@ -124,9 +128,11 @@ class Limiter:
 
     async def acquire(self, rate: Rate, name: str) -> float:
         """Wait for admission; returns the Redis time at which it was granted."""
+        start = time.perf_counter()
         while True:
             allowed, wait_s, now_s = await self.try_acquire(rate, name)
             if allowed:
+                metrics.limiter_waited(rate.kind.value, time.perf_counter() - start)
                 return now_s
             await asyncio.sleep(wait_s)
 
@@ -176,8 +182,12 @@ class _Throttled:
             return target
         call = cast(Callable[..., Awaitable[Any]], target)
 
+        @functools.wraps(call)  # keeps the signature: callers inspect it (`takes_question`)
         async def throttled(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
             await self._limiter.acquire(self._rate, self._engine.name)
+            # The limiter's queue is not the engine's latency.
+            attempts.waited((time.perf_counter() - start) * 1000.0)
             with back_pressure(partial(self._limiter.pause, self._rate, self._engine.name)):
                 return await call(*args, **kwargs)
 

@@ -48,3 +48,12 @@ def failed_attempt(ms: float) -> None:
         scope.failed += 1
         scope.lost_ms += ms
         scope = scope.outer
+
+
+def waited(ms: float) -> None:
+    """Time a call spent queued outside the engine (the farm's rate limiter): no failure, but
+    not the engine's latency either."""
+    scope = _CURRENT.get()
+    while scope is not None:
+        scope.lost_ms += ms
+        scope = scope.outer
