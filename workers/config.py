@@ -19,6 +19,7 @@ from datetime import timedelta
 from celery import Celery
 
 from memeval.secrets import install_masking
+from workers import metrics
 from workers.settings import FarmSettings
 from workers.tasks import register
 
@@ -51,4 +52,5 @@ def make_app(settings: FarmSettings, broker_url: str | None = None) -> Celery:
         result_chord_join_timeout=30,
     )
     register(app, settings)
+    metrics.install(app)
     return app

@@ -26,6 +26,7 @@ from rich.progress import (
 )
 
 from memeval.store import RunStatus, Store
+from workers import metrics
 from workers.aggregate import finalize, require_run
 from workers.broker import BROKER_FAULTS, BrokerGone, Outage, identify, persistence_warning, quietly
 from workers.config import make_app
@@ -200,7 +201,25 @@ def _drive(
     )
     bar = progress.add_task("cases", total=landings.total, failed=0, running=0)
 
+    watched = metrics.serve_dispatcher()
+    caps = {each: require_run(store, each).options.get("budget_micros") for each in run_ids}
+
     def tick(new: list[tuple[JobKey, CaseState]]) -> None:
+        if watched:
+            try:
+                depth = watchdog.queued()
+            except BROKER_FAULTS:
+                depth = 0  # the watchdog itself reports the outage
+            for each in run_ids:
+                landed = sum(k.run_id == each for k in landings.landed)
+                metrics.dispatcher_saw(
+                    run_id=each,
+                    queue=settings.queue,
+                    depth=depth,
+                    planned=landed + sum(k.run_id == each for k in landings.waiting),
+                    landed=landed,
+                    cap_micros=caps[each],
+                )
         if verbose:
             for key, state in new:
                 score = "–" if state.score is None else f"{state.score:.2f}"

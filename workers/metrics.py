@@ -201,6 +201,20 @@ def limiter_waited(kind: str, seconds: float) -> None:
         worker_metrics()["limiter_wait"].labels(kind).observe(seconds)
 
 
+def serve_dispatcher() -> bool:
+    """Serve the waiting dispatcher's metrics when `MEMEVAL_DISPATCHER_METRICS_PORT` is set;
+    once per process, however many runs it drives."""
+    if _SERVING:
+        return True
+    prepare(DISPATCHER_PORT_ENV)
+    if serve(DISPATCHER_PORT_ENV):
+        _SERVING.append(DISPATCHER_PORT_ENV)
+    return bool(_SERVING)
+
+
+_SERVING: list[str] = []
+
+
 def serve(env: str = PORT_ENV) -> bool:
     """Serve this process tree's metrics on the port in `env`; False when none is set."""
     chosen = port(env)

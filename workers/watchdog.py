@@ -83,7 +83,7 @@ class Watchdog:
         self._last_check = now
         try:
             self._same_broker()
-            queued = self._queued()
+            queued = self.queued()
             held = {self.task_ids[i] for i in self._held() if i in self.task_ids}
             orphaned = queued == 0 and not held & waiting
             rescued = self._rescue(waiting) if orphaned and self._strikes + 1 >= STRIKES else 0
@@ -126,7 +126,7 @@ class Watchdog:
     def _retry_broker(self) -> None:
         try:
             self._same_broker()
-            self._queued()
+            self.queued()
         except BROKER_FAULTS as exc:
             self.outage.failed(exc)
         else:
@@ -153,7 +153,7 @@ class Watchdog:
             )
         self.identity = now
 
-    def _queued(self) -> int:
+    def queued(self) -> int:
         with self.app.connection_for_read() as connection:
             try:
                 _, count, _ = connection.default_channel.queue_declare(

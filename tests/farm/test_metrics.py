@@ -1,4 +1,5 @@
-"""Workers serve Prometheus metrics during a real embedded run, and the counters move."""
+"""Workers and the dispatcher serve Prometheus metrics during a real embedded run, and the
+counters move."""
 
 from __future__ import annotations
 
@@ -37,8 +38,12 @@ def scrape(port: int) -> tuple[dict[str, float], set[str]]:
 
 
 def test_worker_metrics_move_during_an_embedded_run(farm: Farm) -> None:
-    port = free_port()
-    farm.env.update(MEMEVAL_METRICS_PORT=str(port), MEMEVAL_TEST_DELAY="0.1")
+    port, dispatcher = free_port(), free_port()
+    farm.env.update(
+        MEMEVAL_METRICS_PORT=str(port),
+        MEMEVAL_DISPATCHER_METRICS_PORT=str(dispatcher),
+        MEMEVAL_TEST_DELAY="0.1",
+    )
     proc = farm.start(
         "run", "--engine", "tests.farm.engines:Slow", "--dimension", "temporal",
         "--workers", "2", "--label", "metrics", "--out", str(farm.tmp / "out" / "metrics"),
@@ -46,6 +51,7 @@ def test_worker_metrics_move_during_an_embedded_run(farm: Farm) -> None:
     seen: list[float] = []
     last: dict[str, float] = {}
     labels: set[str] = set()
+    landed: list[float] = []
     try:
         deadline = time.monotonic() + 120
         while proc.poll() is None and time.monotonic() < deadline:
@@ -53,6 +59,9 @@ def test_worker_metrics_move_during_an_embedded_run(farm: Farm) -> None:
             if sample:
                 last, labels = sample, labels | values
                 seen.append(sample.get("memeval_cases_finished_total", 0.0))
+            watching, _ = scrape(dispatcher)
+            if "memeval_run_cases" in watching:
+                landed.append(watching["memeval_run_cases"])
             time.sleep(0.2)
     finally:
         stop(proc)
@@ -61,6 +70,8 @@ def test_worker_metrics_move_during_an_embedded_run(farm: Farm) -> None:
     assert len(moving) >= 2 and moving[-1] > moving[0], f"counter never moved: {seen}"
     assert last["memeval_cases_started_total"] >= last["memeval_cases_finished_total"] > 0
     assert last["memeval_engine_call_seconds_count"] > 0
+    # The dispatcher's planned + landed gauges rise as cases land (10 planned: 10..20).
+    assert landed and max(landed) > min(landed) and 10 <= min(landed) < max(landed) <= 20, landed
     # Bounded labels only: engine names, calls, statuses, the run id; never a case's text.
     assert "tests.farm.engines:Slow" in labels and {"store", "query", "done"} <= labels
     assert all(len(v) <= 64 and " " not in v for v in labels), sorted(labels)
