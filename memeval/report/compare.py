@@ -18,7 +18,16 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from memeval.errors import UsageError
-from memeval.report.scorecard import COMPOSITE, PACK_HIT, by_case, scorecard, strata, values
+from memeval.report.scorecard import (
+    COMPOSITE,
+    PACK_HIT,
+    by_case,
+    card_of,
+    card_values,
+    scorecard,
+    strata,
+    values,
+)
 from memeval.report.stats import (
     RESAMPLES,
     SEED,
@@ -29,6 +38,7 @@ from memeval.report.stats import (
     spread,
 )
 from memeval.results import CaseResult, CaseStatus, Kpi, Phase, RunReport
+from memeval.scoring.kpis import Tally, merge, tally
 
 ALPHA = 0.05
 MIN_MS = 2.0
@@ -307,20 +317,35 @@ class Side:
         default_factory=dict, compare=False, repr=False
     )
 
+    tallies: dict[str, Tally] = field(default_factory=dict, compare=False, repr=False)
+
+    def _tally(self, ids: list[str]) -> tuple[Tally, float]:
+        """The cases' tally, and how many passes over the ids their results make."""
+        for i in ids:
+            if i not in self.tallies:
+                self.tallies[i] = tally(self.pool[i])
+        results = sum(len(self.pool[i]) for i in ids)
+        return merge(self.tallies[i] for i in ids), results / len(ids) if ids else 1.0
+
     def card(self, ids: list[str]) -> list[Kpi]:
-        cases = _flat(self.pool, ids)
-        passes = len(cases) / len(ids) if ids else 1.0
+        t, passes = self._tally(ids)
         return [
             k.model_copy(update={"value": k.value / passes})
             if k.name in self.sums and k.value is not None and passes != 1.0
             else k
-            for k in scorecard(cases)
+            for k in card_of(t)
         ]
 
     def values(self, ids: list[str]) -> dict[str, float | None]:
         key = tuple(ids)
         if key not in self.memo:
-            self.memo[key] = values(self.card(ids))
+            t, passes = self._tally(ids)
+            self.memo[key] = {
+                name: value / passes
+                if name in self.sums and value is not None and passes != 1.0
+                else value
+                for name, value in card_values(t).items()
+            }
         return self.memo[key]
 
 

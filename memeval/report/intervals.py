@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memeval.report.scorecard import by_case, scorecard, strata, values
+from memeval.report.scorecard import by_case, card_values, scorecard, strata, values
 from memeval.report.stats import (
     RESAMPLES,
     SEED,
@@ -19,6 +19,7 @@ from memeval.report.stats import (
     spread,
 )
 from memeval.results import CaseResult, RunReport
+from memeval.scoring.kpis import merge, tally
 
 
 class RunIntervals(BaseModel):
@@ -35,11 +36,12 @@ def run_intervals(
     report: RunReport, *, resamples: int = RESAMPLES, seed: int = SEED
 ) -> RunIntervals:
     cases = report.cases
-    groups = by_case(cases)
+    # Each case (its trials together) is tallied once; a resample adds up tallies.
+    tallies = {case_id: tally(results) for case_id, results in by_case(cases).items()}
     point = scorecard(cases)
 
     def statistic(ids: list[str]) -> dict[str, float | None]:
-        return values(scorecard([c for i in ids for c in groups[i]]))
+        return card_values(merge(tallies[i] for i in ids))
 
     samples = bootstrap(strata(cases), statistic, resamples=resamples, seed=seed)
     intervals = {}

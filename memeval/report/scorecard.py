@@ -9,19 +9,19 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from memeval.results import CaseResult, CaseStatus, Kpi
-from memeval.scoring.kpis import composite, dimension_scores, kpis
+from memeval.results import CaseResult, Kpi
+from memeval.scoring.kpis import Tally, composite, kpis_of, records, tally
 
 COMPOSITE = "composite"
 PACK_HIT = "pack_hit"
 
 
 def scorecard(cases: list[CaseResult]) -> list[Kpi]:
-    dims = dimension_scores(cases)
-    fixtures: dict[str, int] = defaultdict(int)
-    for case in cases:
-        if case.dimension is not None and case.status is CaseStatus.done:
-            fixtures[case.dimension] += 1
+    return card_of(tally(cases))
+
+
+def card_of(t: Tally) -> list[Kpi]:
+    dims, fixtures = t.dimensions(), t.fixtures()
     head = Kpi(
         group=COMPOSITE,
         name=COMPOSITE,
@@ -34,7 +34,14 @@ def scorecard(cases: list[CaseResult]) -> list[Kpi]:
         Kpi(group="dimension", name=d, value=v, unit="share", better="higher", n=fixtures[d])
         for d, v in dims.items()
     ]
-    return [head, *per_dimension, *kpis(cases)]
+    return [head, *per_dimension, *kpis_of(t)]
+
+
+def card_values(t: Tally) -> dict[str, float | None]:
+    """`values(card_of(t))` without building a model per number: a bootstrap asks this
+    thousands of times."""
+    dims = t.dimensions()
+    return {COMPOSITE: composite(dims), **dims, **{r[1]: r[2] for r in records(t)}}
 
 
 def values(records: Iterable[Kpi]) -> dict[str, float | None]:

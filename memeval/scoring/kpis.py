@@ -2,15 +2,22 @@
 
 Every KPI is computed from stored `CaseResult`s alone, so a report can be rebuilt at any time
 and a partial run still yields honest numbers with their `n`.
+
+Each case is first reduced to a `Tally` of sums and counts, and the KPIs are read from the
+tallies added up. A bootstrap then resamples tallies instead of walking every probe of every
+case thousands of times, and both paths share one definition of each KPI.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import chain
 
-from memeval.results import CaseResult, CaseStatus, Kpi, Phase, ProbeResult
-from memeval.scoring.spend import engine_spend
+from memeval.engines.types import Usage
+from memeval.results import CaseResult, CaseStatus, Kpi, Phase, ProbeResult, UsageWindow
+from memeval.scoring.spend import usage_union
 from memeval.suites.fixture import WEIGHTS, Dimension
 
 PRE_TURN_TIMEOUT_MS = 1000.0
@@ -26,26 +33,9 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[index]
 
 
-def _share(items: Iterable[bool]) -> tuple[float | None, int]:
-    flags = list(items)
-    return (sum(flags) / len(flags) if flags else None), len(flags)
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
 def dimension_scores(cases: list[CaseResult]) -> dict[str, float | None]:
     """Each dimension is the mean of its fixtures' scores; None where no fixture ran."""
-    out: dict[str, float | None] = {}
-    for dim in Dimension:
-        scores = [
-            c.score or 0.0
-            for c in cases
-            if c.dimension == dim.value and c.status is CaseStatus.done
-        ]
-        out[dim.value] = _mean(scores)
-    return out
+    return tally(cases).dimensions()
 
 
 def composite(dimensions: dict[str, float | None]) -> float | None:
@@ -57,37 +47,279 @@ def composite(dimensions: dict[str, float | None]) -> float | None:
     return sum(WEIGHTS[d] * s for d, s in present.items()) / total
 
 
-def _probes(cases: list[CaseResult], tag: str | None = None) -> list[ProbeResult]:
-    return [
-        p
-        for c in cases
-        if c.kind == "scenario" and (tag is None or tag in c.tags)
-        for p in c.probes
-        if p.scored
-    ]
+# ---- what one case adds up to ----------------------------------------------------------------
+
+Items = Callable[[CaseResult], Iterator[float]]
+"""The numbers one case contributes to a mean or share KPI: a flag (0/1) or a score each."""
 
 
-Add = Callable[[str, str, tuple[float | None, int], str, str], None]
+def _scored(c: CaseResult) -> list[ProbeResult]:
+    return [p for p in c.probes if p.scored] if c.kind == "scenario" else []
 
 
-def _collector(records: list[Kpi], tag: str | None = None, *, defined_only: bool = False) -> Add:
-    def add(group: str, name: str, value: tuple[float | None, int], unit: str, better: str) -> None:
-        number, n = value
-        if defined_only and number is None:
-            return
-        records.append(
-            Kpi(
-                group=group,
-                name=name,
-                value=None if number is None else round(number, 4),
-                unit=unit,
-                better=better,
-                n=n,
-                tag=tag,
-            )
+def _tagged(tag: str, c: CaseResult) -> list[ProbeResult]:
+    return _scored(c) if tag in c.tags else []
+
+
+def _planted(c: CaseResult) -> list[ProbeResult]:
+    return [p for p in _tagged("conflicts", c) if p.accept]
+
+
+def _quiet(c: CaseResult) -> list[bool]:
+    """Queries in fixtures that plant no conflict, yet come back reporting one that the query
+    does not list as acceptable (a conflict a careful reader might raise is no fault)."""
+    if c.kind != "fixture" or any(ch.kind == "conflict" for ch in c.checks):
+        return []
+    return [q.conflicts > q.acceptable_conflicts for q in c.queries]
+
+
+def _in_pack(p: ProbeResult) -> bool:
+    return any(a.casefold() in p.pack.casefold() for a in p.accept)
+
+
+def _pre_turns(c: CaseResult) -> list[float]:
+    return [t.ms for t in c.timings if t.call == "pre_turn" and t.step == "write"]
+
+
+MEANS: dict[str, Items] = {
+    "pack_hit_recall": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.recall),
+    "pack_hit_synthesis": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.synthesis),
+    "pack_hit": lambda c: (p.hit for p in _scored(c)),
+    "mrr": lambda c: (p.rr for p in _scored(c)),
+    "extractive_answer": lambda c: (p.extractive_ok for p in _scored(c)),
+    # Fixtures are answered through their queries, scenarios through their probes: both
+    # count, or a model sweep over fixtures would compare the models on cost alone.
+    "model_answer": lambda c: chain(
+        (p.model_ok for p in _scored(c) if p.model_ok is not None),
+        (q.model_ok for q in c.queries if q.model_ok is not None),
+    ),
+    "captured": lambda c: (
+        p.captured for p in _scored(c) if p.phase is Phase.synthesis and p.captured is not None
+    ),
+    # An abstain probe's `forbidden` strings are tempting wrong answers, not another tenant's
+    # data: they are graded through its answers, not counted as leaks.
+    "leaks": lambda c: (bool(p.leaked) for p in c.probes if p.forbidden and not p.abstain),
+    "paraphrase_pack_hit": lambda c: (p.hit for p in _scored(c) if p.style == "paraphrase"),
+    "lexical_pack_hit": lambda c: (p.hit for p in _scored(c) if p.style == "lexical"),
+    # What substring luck cannot reach: the evidence writes in the pack, token F1 of the
+    # answers, abstention where nothing was said, and the model judge's verdicts.
+    "evidence_recall": lambda c: (bool(p.evidence_recalled) for p in _scored(c) if p.evidence),
+    "evidence_mrr": lambda c: (p.evidence_rr for p in _scored(c) if p.evidence),
+    "extractive_f1": lambda c: (
+        p.extractive_f1 for p in _scored(c) if p.extractive_f1 is not None
+    ),
+    "model_f1": lambda c: (p.model_f1 for p in _scored(c) if p.model_f1 is not None),
+    "abstain_probes": lambda c: (p.hit for p in _scored(c) if p.abstain),
+    "judge_answer": lambda c: (p.judge_ok for p in _scored(c) if p.judge_ok is not None),
+    "lesson_in_pack": lambda c: (p.hit for p in _tagged("learning", c)),
+    "lesson_answered": lambda c: (p.extractive_ok for p in _tagged("learning", c)),
+    "surprise_in_pack": lambda c: (p.hit for p in _tagged("surprise", c)),
+    "surprise_mrr": lambda c: (p.rr for p in _tagged("surprise", c)),
+    "planted_flagged": lambda c: (p.hit for p in _planted(c)),
+    "spurious": lambda c: iter(_quiet(c)),
+    "fresh_first": lambda c: (
+        bool(p.fresh_first) for p in _scored(c) if p.fresh_first is not None
+    ),
+    "disagreement_in_pack": lambda c: (_in_pack(p) for p in _planted(c)),
+    "pack_tokens": lambda c: (float(p.pack_tokens) for p in _scored(c)),
+    "pre_turn_timeout_rate": lambda c: (ms > PRE_TURN_TIMEOUT_MS for ms in _pre_turns(c)),
+    "build_ms": lambda c: (t.ms for t in c.timings if t.call == "build_beliefs"),
+}
+
+COUNTS: dict[str, Callable[[CaseResult], float]] = {
+    "scenarios": lambda c: float(c.kind == "scenario"),
+    "beliefs_built": lambda c: float(c.beliefs_built if c.kind == "scenario" else 0),
+    "correct": lambda c: float(sum(p.hit for p in _scored(c)) + sum(ch.ok for ch in c.checks)),
+}
+"""Sums over the cases that ran to the end."""
+
+_DIMENSIONS = [d.value for d in Dimension]
+_MEAN_AT = {name: 2 * i for i, name in enumerate(MEANS)}
+_COUNT_AT = {name: 2 * len(MEANS) + i for i, name in enumerate(COUNTS)}
+_DIM_AT = {d: 2 * (len(MEANS) + i) + len(COUNTS) for i, d in enumerate(_DIMENSIONS)}
+_SPENT_AT = 2 * (len(MEANS) + len(_DIMENSIONS)) + len(COUNTS)
+_WIDTH = _SPENT_AT + 2  # spent cases, then the answerer's micro-dollars
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What some cases add up to: a sum and a count per mean KPI, the sums, each dimension's
+    fixture scores, and the raw samples behind the percentiles and the engine's spend.
+
+    Tallies add: the tally of two sets of cases is the sum of their tallies, which is what
+    makes a resample cost as much as its number of cases rather than its number of probes.
+    """
+
+    numbers: tuple[float, ...]
+    pre_turns: tuple[float, ...] = ()
+    probe_ms: tuple[float, ...] = ()
+    windows: tuple[UsageWindow, ...] = ()
+
+    @classmethod
+    def of(cls, case: CaseResult) -> Tally:
+        numbers = [0.0] * _WIDTH
+        numbers[_SPENT_AT] = 1.0
+        numbers[_SPENT_AT + 1] = float(case.answerer_usd_micros)
+        windows = () if case.engine_usage is None else (case.engine_usage,)
+        if case.status is not CaseStatus.done:
+            return cls(tuple(numbers), windows=windows)
+        for name, items in MEANS.items():
+            at = _MEAN_AT[name]
+            for item in items(case):
+                numbers[at] += item
+                numbers[at + 1] += 1
+        for name, count in COUNTS.items():
+            numbers[_COUNT_AT[name]] = count(case)
+        if case.dimension in _DIM_AT:
+            numbers[_DIM_AT[case.dimension]] = case.score or 0.0
+            numbers[_DIM_AT[case.dimension] + 1] = 1.0
+        return cls(
+            tuple(numbers),
+            pre_turns=tuple(sorted(_pre_turns(case))),
+            probe_ms=tuple(sorted(t.ms for t in case.timings if t.step == "probe")),
+            windows=windows,
         )
 
-    return add
+    def mean(self, name: str) -> tuple[float | None, int]:
+        at = _MEAN_AT[name]
+        n = int(self.numbers[at + 1])
+        return (self.numbers[at] / n if n else None), n
+
+    def count(self, name: str) -> float:
+        return self.numbers[_COUNT_AT[name]]
+
+    def dimensions(self) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for d, at in _DIM_AT.items():
+            n = self.numbers[at + 1]
+            out[d] = self.numbers[at] / n if n else None
+        return out
+
+    def fixtures(self) -> dict[str, int]:
+        return {d: int(self.numbers[at + 1]) for d, at in _DIM_AT.items()}
+
+    @property
+    def spent(self) -> int:
+        return int(self.numbers[_SPENT_AT])
+
+    @property
+    def answerer_usd(self) -> float:
+        return self.numbers[_SPENT_AT + 1] / 1e6
+
+    def engine_spend(self) -> Usage | None:
+        return usage_union(list(self.windows))
+
+
+def merge(tallies: Iterable[Tally]) -> Tally:
+    parts = list(tallies)
+    if not parts:
+        return Tally(tuple([0.0] * _WIDTH))
+    if len(parts) == 1:
+        return parts[0]
+    return Tally(
+        tuple(map(sum, zip(*(t.numbers for t in parts), strict=True))),
+        pre_turns=tuple(chain.from_iterable(t.pre_turns for t in parts)),
+        probe_ms=tuple(chain.from_iterable(t.probe_ms for t in parts)),
+        windows=tuple(chain.from_iterable(t.windows for t in parts)),
+    )
+
+
+def tally(cases: Iterable[CaseResult]) -> Tally:
+    return merge(Tally.of(c) for c in cases)
+
+
+# ---- the KPIs, read from a tally -------------------------------------------------------------
+
+Record = tuple[str, str, float | None, int, str, str]  # group, name, value, n, unit, better
+
+
+def records(t: Tally) -> list[Record]:
+    """Scores come from the cases that ran to the end, as the composite's do: an errored or
+    lost case says nothing about memory, and its rerun will count instead. Spend is counted
+    over every case, since it was paid whatever became of the case."""
+    out: list[Record] = []
+
+    def add(group: str, name: str, value: tuple[float | None, int], unit: str, better: str) -> None:
+        number, n = value
+        out.append((group, name, None if number is None else round(number, 4), n, unit, better))
+
+    def mean(group: str, name: str, unit: str = "share", better: str = "higher") -> None:
+        add(group, name, t.mean(name), unit, better)
+
+    for name in ("pack_hit_recall", "pack_hit"):
+        mean("accuracy", name)
+    mean("accuracy", "mrr", "score")
+    for name in ("extractive_answer", "model_answer", "captured"):
+        mean("accuracy", name)
+    mean("accuracy", "leaks", better="lower")
+    for name in ("paraphrase_pack_hit", "lexical_pack_hit", "evidence_recall"):
+        mean("accuracy", name)
+    for name in ("evidence_mrr", "extractive_f1", "model_f1"):
+        mean("accuracy", name, "score")
+    for name in ("abstain_probes", "judge_answer"):
+        mean("accuracy", name)
+
+    mean("learning", "lesson_in_pack")
+    mean("learning", "lesson_answered")
+    (recall, _), (synthesis, written) = t.mean("pack_hit_recall"), t.mean("pack_hit_synthesis")
+    gain = synthesis - recall if synthesis is not None and recall is not None else None
+    add("learning", "synthesis_gain", (gain, written), "share", "higher")
+    scenarios = int(t.count("scenarios"))
+    built = t.count("beliefs_built") if scenarios else None
+    add("learning", "beliefs_built", (built, scenarios), "count", "higher")
+
+    mean("surprise", "surprise_in_pack")
+    mean("surprise", "surprise_mrr", "score")
+
+    mean("conflicts", "planted_flagged")
+    mean("conflicts", "spurious", better="lower")
+    mean("conflicts", "fresh_first")
+    mean("conflicts", "disagreement_in_pack")
+
+    spend = t.engine_spend()
+    engine_usd = None if spend is None else spend.usd_micros / 1e6
+    correct = int(t.count("correct"))
+    add("cost", "engine_usd", (engine_usd, t.spent), "usd", "lower")
+    add("cost", "answerer_usd", (t.answerer_usd, t.spent), "usd", "lower")
+    per = ((engine_usd or 0.0) + t.answerer_usd) / correct if correct else None
+    add("cost", "usd_per_correct", (per, correct), "usd", "lower")
+    mean("cost", "pack_tokens", "tokens", "lower")
+
+    pre = list(t.pre_turns)
+    for q in (50, 95, 99):
+        add("latency", f"pre_turn_p{q}", (percentile(pre, q), len(pre)), "ms", "lower")
+    mean("latency", "pre_turn_timeout_rate", better="lower")
+    probe = list(t.probe_ms)
+    for q in (50, 95):
+        add("latency", f"probe_p{q}", (percentile(probe, q), len(probe)), "ms", "lower")
+    mean("latency", "build_ms", "ms", "lower")
+    return out
+
+
+def _kpi(record: Record, tag: str | None = None) -> Kpi:
+    group, name, value, n, unit, better = record
+    return Kpi(group=group, name=name, value=value, unit=unit, better=better, n=n, tag=tag)
+
+
+def kpis(cases: list[CaseResult]) -> list[Kpi]:
+    return kpis_of(tally(cases))
+
+
+def kpis_of(t: Tally) -> list[Kpi]:
+    return [_kpi(r) for r in records(t)]
+
+
+TAG_KPIS = (
+    "pack_hit",
+    "mrr",
+    "extractive_answer",
+    "evidence_recall",
+    "evidence_mrr",
+    "extractive_f1",
+    "model_f1",
+    "abstain_probes",
+    "judge_answer",
+)
 
 
 def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
@@ -97,145 +329,17 @@ def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
     Only the KPIs a tag's probes define are listed: a tag without evidence writes has no
     evidence recall, and a row of empty numbers per tag would bury the ones that exist. They
     stay out of the scorecard, which compares and gates on the overall numbers."""
-    probes = _probes([c for c in cases if c.status is CaseStatus.done])
-    records: list[Kpi] = []
-    for tag in sorted({t for p in probes for t in p.tags}):
-        add = _collector(records, tag, defined_only=True)
-        tagged = [p for p in probes if tag in p.tags]
-        add("accuracy", "pack_hit", _share(p.hit for p in tagged), "share", "higher")
-        add("accuracy", "mrr", (_mean([p.rr for p in tagged]), len(tagged)), "score", "higher")
-        ok = _share(p.extractive_ok for p in tagged)
-        add("accuracy", "extractive_answer", ok, "share", "higher")
-        _answers(tagged, add)
-    return records
-
-
-def kpis(cases: list[CaseResult]) -> list[Kpi]:
-    """Scores come from the cases that ran to the end, as the composite's do: an errored or
-    lost case says nothing about memory, and its rerun will count instead. Spend is counted
-    over every case, since it was paid whatever became of the case."""
-    records: list[Kpi] = []
-    spent, cases = cases, [c for c in cases if c.status is CaseStatus.done]
-    add = _collector(records)
-
-    probes = _probes(cases)
-    recall = [p for p in probes if p.phase is Phase.recall]
-    synthesis = [p for p in probes if p.phase is Phase.synthesis]
-    # An abstain probe's `forbidden` strings are tempting wrong answers, not another tenant's
-    # data: they are graded through its answers, not counted as leaks.
-    leak_checks = [p for c in cases for p in c.probes if p.forbidden and not p.abstain]
-
-    def hits(ps: list[ProbeResult]) -> tuple[float | None, int]:
-        return _share(p.hit for p in ps)
-
-    add("accuracy", "pack_hit_recall", hits(recall), "share", "higher")
-    add("accuracy", "pack_hit", hits(probes), "share", "higher")
-    add("accuracy", "mrr", (_mean([p.rr for p in probes]), len(probes)), "score", "higher")
-    add("accuracy", "extractive_answer", _share(p.extractive_ok for p in probes), "share", "higher")
-    # Fixtures are answered through their queries, scenarios through their probes: both count,
-    # or a model sweep over fixtures would compare the models on cost alone.
-    modelled = [p.model_ok for p in probes if p.model_ok is not None]
-    modelled += [q.model_ok for c in cases for q in c.queries if q.model_ok is not None]
-    add("accuracy", "model_answer", _share(modelled), "share", "higher")
-    add(
-        "accuracy",
-        "captured",
-        _share(p.captured for p in synthesis if p.captured is not None),
-        "share",
-        "higher",
-    )
-    add("accuracy", "leaks", _share(bool(p.leaked) for p in leak_checks), "share", "lower")
-    para = [p for p in probes if p.style == "paraphrase"]
-    add("accuracy", "paraphrase_pack_hit", hits(para), "share", "higher")
-    lexical = [p for p in probes if p.style == "lexical"]
-    add("accuracy", "lexical_pack_hit", hits(lexical), "share", "higher")
-    _answers(probes, add)
-
-    lessons = _probes(cases, "learning")
-    add("learning", "lesson_in_pack", hits(lessons), "share", "higher")
-    add("learning", "lesson_answered", _share(p.extractive_ok for p in lessons), "share", "higher")
-    gain = (hits(synthesis)[0] or 0.0) - (hits(recall)[0] or 0.0) if synthesis and recall else None
-    add("learning", "synthesis_gain", (gain, len(synthesis)), "share", "higher")
-    scenarios = [c for c in cases if c.kind == "scenario"]
-    built = float(sum(c.beliefs_built for c in scenarios)) if scenarios else None
-    add("learning", "beliefs_built", (built, len(scenarios)), "count", "higher")
-
-    surprise = _probes(cases, "surprise")
-    add("surprise", "surprise_in_pack", hits(surprise), "share", "higher")
-    add(
-        "surprise",
-        "surprise_mrr",
-        (_mean([p.rr for p in surprise]), len(surprise)),
-        "score",
-        "higher",
-    )
-
-    planted = [p for p in _probes(cases, "conflicts") if p.accept]
-    add("conflicts", "planted_flagged", hits(planted), "share", "higher")
-    add("conflicts", "spurious", _spurious(cases), "share", "lower")
-    stale = [p for p in probes if p.fresh_first is not None]
-    add("conflicts", "fresh_first", _share(bool(p.fresh_first) for p in stale), "share", "higher")
-    add(
-        "conflicts",
-        "disagreement_in_pack",
-        _share(any(a.casefold() in p.pack.casefold() for a in p.accept) for p in planted),
-        "share",
-        "higher",
-    )
-
-    spend = engine_spend(spent)
-    engine_usd = None if spend is None else spend.usd_micros / 1e6
-    answer_usd = sum(c.answerer_usd_micros for c in spent) / 1e6
-    correct = sum(p.hit for p in probes) + sum(ch.ok for c in cases for ch in c.checks)
-    add("cost", "engine_usd", (engine_usd, len(spent)), "usd", "lower")
-    add("cost", "answerer_usd", (answer_usd, len(spent)), "usd", "lower")
-    per = ((engine_usd or 0.0) + answer_usd) / correct if correct else None
-    add("cost", "usd_per_correct", (per, correct), "usd", "lower")
-    tokens = [float(p.pack_tokens) for p in probes]
-    add("cost", "pack_tokens", (_mean(tokens), len(tokens)), "tokens", "lower")
-
-    _latency(cases, add)
-    return records
-
-
-def _answers(probes: list[ProbeResult], add: Add) -> None:
-    """What substring luck cannot reach: the evidence writes in the pack, token F1 of the
-    answers, abstention where nothing was said, and the model judge's verdicts."""
-    cited = [p for p in probes if p.evidence]
-    recalled = _share(bool(p.evidence_recalled) for p in cited)
-    add("accuracy", "evidence_recall", recalled, "share", "higher")
-    mrr = (_mean([p.evidence_rr for p in cited]), len(cited))
-    add("accuracy", "evidence_mrr", mrr, "score", "higher")
-    f1 = [p.extractive_f1 for p in probes if p.extractive_f1 is not None]
-    add("accuracy", "extractive_f1", (_mean(f1), len(f1)), "score", "higher")
-    model_f1 = [p.model_f1 for p in probes if p.model_f1 is not None]
-    add("accuracy", "model_f1", (_mean(model_f1), len(model_f1)), "score", "higher")
-    silent = [p for p in probes if p.abstain]
-    add("accuracy", "abstain_probes", _share(p.hit for p in silent), "share", "higher")
-    judged = [p.judge_ok for p in probes if p.judge_ok is not None]
-    add("accuracy", "judge_answer", _share(judged), "share", "higher")
-
-
-def _spurious(cases: list[CaseResult]) -> tuple[float | None, int]:
-    """Queries in fixtures that plant no conflict, yet come back reporting one that the query
-    does not list as acceptable (a conflict a careful reader might raise is no fault)."""
-    quiet = [
-        q
-        for c in cases
-        if c.kind == "fixture" and not any(ch.kind == "conflict" for ch in c.checks)
-        for q in c.queries
-    ]
-    return _share(q.conflicts > q.acceptable_conflicts for q in quiet)
-
-
-def _latency(cases: list[CaseResult], add: Add) -> None:
-    pre = [t.ms for c in cases for t in c.timings if t.call == "pre_turn" and t.step == "write"]
-    for q in (50, 95, 99):
-        add("latency", f"pre_turn_p{q}", (percentile(pre, q), len(pre)), "ms", "lower")
-    slow = _share(ms > PRE_TURN_TIMEOUT_MS for ms in pre)
-    add("latency", "pre_turn_timeout_rate", slow, "share", "lower")
-    probe = [t.ms for c in cases for t in c.timings if t.step == "probe"]
-    for q in (50, 95):
-        add("latency", f"probe_p{q}", (percentile(probe, q), len(probe)), "ms", "lower")
-    build = [t.ms for c in cases for t in c.timings if t.call == "build_beliefs"]
-    add("latency", "build_ms", (_mean(build), len(build)), "ms", "lower")
+    done = [c for c in cases if c.status is CaseStatus.done and c.kind == "scenario"]
+    tags = sorted({t for c in done for p in _scored(c) for t in p.tags})
+    out: list[Kpi] = []
+    for tag in tags:
+        # A case cut down to the tag's probes: the tag KPIs read probes alone.
+        views = [
+            c.model_copy(update={"probes": [p for p in c.probes if tag in p.tags]}) for c in done
+        ]
+        out += [
+            _kpi(r, tag)
+            for r in records(tally(views))
+            if r[1] in TAG_KPIS and r[0] == "accuracy" and r[2] is not None
+        ]
+    return out

@@ -17,7 +17,11 @@ from memeval.results import CaseResult, UsageWindow
 
 def engine_spend(cases: Iterable[CaseResult]) -> Usage | None:
     """The engine's calls, tokens and cost over the run; None when it reports no usage."""
-    windows = [c.engine_usage for c in cases if c.engine_usage is not None]
+    return usage_union([c.engine_usage for c in cases if c.engine_usage is not None])
+
+
+def usage_union(windows: list[UsageWindow]) -> Usage | None:
+    """A window seen twice counts once, so a bootstrap resample drawing a case twice does too."""
     if not windows:
         return None
     return Usage(
