@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -218,9 +219,6 @@ class Thread(Strict):
             )
         return out
 
-    def write_ids(self) -> set[str]:
-        return {line.evidence_id for line in self.lines(datetime.min.replace(tzinfo=UTC))}
-
 
 class Probe(Strict):
     id: Slug
@@ -397,37 +395,37 @@ class Scenario(Strict):
     def _aware(cls, value: datetime | None) -> datetime | None:
         return utc(value)
 
+    @cached_property
+    def thread_lines(self) -> dict[str, tuple[Line, ...]]:
+        """Each thread's lines, by thread id, built once: the model is frozen, and validation,
+        noise, the runner and every probe's clock read them (a LoCoMo scenario has thousands)."""
+        return {t.id: tuple(t.lines(self.thread_start(t))) for t in self.threads}
+
     def write_ids(self) -> set[str]:
         """Every id `evidence` may name."""
         ids = {w.id for w in [*self.documents, *self.learnings]}
-        for thread in self.threads:
-            ids |= thread.write_ids()
-        return ids
+        return ids | {line.evidence_id for lines in self.thread_lines.values() for line in lines}
 
     def write_texts(self) -> dict[str, list[str]]:
         """What was written under each id `evidence` may name (an exchange holds two turns)."""
         out: dict[str, list[str]] = {d.id: [f"{d.title} {d.text}"] for d in self.documents}
         out |= {lr.id: [lr.text] for lr in self.learnings}
-        for thread in self.threads:
-            for line in thread.lines(self.thread_start(thread)):
+        for lines in self.thread_lines.values():
+            for line in lines:
                 out.setdefault(line.evidence_id, []).append(line.text)
         return out
 
     def write_aliases(self) -> dict[str, str]:
         """Engine-side turn ids (`X.reply`) mapped to the id `evidence` names (`X`)."""
-        return {
-            line.id: line.evidence_id
-            for thread in self.threads
-            for line in thread.lines(self.thread_start(thread))
-        }
+        return {line.id: line.evidence_id for lines in self.thread_lines.values() for line in lines}
 
     def written_at(self, item: Written) -> datetime:
         return item.at or datetime.combine(self.start + timedelta(days=item.day), time(0), UTC)
 
-    @property
+    @cached_property
     def last_write(self) -> datetime:
         times = [self.written_at(w) for w in [*self.documents, *self.learnings]]
-        times += [line.at for t in self.threads for line in t.lines(self.thread_start(t))]
+        times += [line.at for lines in self.thread_lines.values() for line in lines]
         return max(times, default=datetime.combine(self.start, time(0), UTC))
 
     @property
