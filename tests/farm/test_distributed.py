@@ -113,7 +113,8 @@ def test_no_secret_reaches_messages_store_logs_or_reports(shared: Farm, redis_ur
     assert run.returncode == 1, run.stdout + run.stderr  # cfo_on_date errors, quoting the key
     assert len(commands) > 50 and any("memeval.run_case" in c for c in commands)
     cases = {c["case_id"]: c for c in shared.report("secret")["cases"]}
-    assert cases["dimensions/temporal/cfo_on_date"]["error"].endswith("Bearer ***")
+    # The header value is masked whole, scheme and token.
+    assert cases["dimensions/temporal/cfo_on_date"]["error"].endswith("Authorization: ***")
     assert cases["dimensions/abstention/never_stored_parking"]["status"] == "done"
 
     places = {
