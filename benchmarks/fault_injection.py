@@ -131,7 +131,11 @@ def scores(report: RunReport) -> dict[str, float | None]:
     """Every number the run is judged on, latency aside: what faults must leave unchanged."""
     out: dict[str, float | None] = {"composite": report.composite}
     out |= {f"dimension/{d}": v for d, v in report.dimensions.items()}
-    out |= {f"{k.group}/{k.name}": k.value for k in report.overall_kpis if k.group not in UNSCORED_GROUPS}
+    out |= {
+        f"{k.group}/{k.name}": k.value
+        for k in report.overall_kpis
+        if k.group not in UNSCORED_GROUPS
+    }
     return out
 
 

@@ -105,9 +105,7 @@ MEANS: dict[str, Items] = {
     # answers, abstention where nothing was said, and the model judge's verdicts.
     "evidence_recall": lambda c: (bool(p.evidence_recalled) for p in _scored(c) if p.evidence),
     "evidence_mrr": lambda c: (p.evidence_rr for p in _scored(c) if p.evidence),
-    "extractive_f1": lambda c: (
-        p.extractive_f1 for p in _scored(c) if p.extractive_f1 is not None
-    ),
+    "extractive_f1": lambda c: (p.extractive_f1 for p in _scored(c) if p.extractive_f1 is not None),
     "model_f1": lambda c: (p.model_f1 for p in _scored(c) if p.model_f1 is not None),
     "abstain_probes": lambda c: (p.hit for p in _scored(c) if p.abstain),
     "judge_answer": lambda c: (p.judge_ok for p in _scored(c) if p.judge_ok is not None),
@@ -117,9 +115,7 @@ MEANS: dict[str, Items] = {
     "surprise_mrr": lambda c: (p.rr for p in _tagged("surprise", c)),
     "planted_flagged": lambda c: (p.hit for p in _planted(c)),
     "spurious": lambda c: iter(_quiet(c)),
-    "fresh_first": lambda c: (
-        bool(p.fresh_first) for p in _scored(c) if p.fresh_first is not None
-    ),
+    "fresh_first": lambda c: (bool(p.fresh_first) for p in _scored(c) if p.fresh_first is not None),
     "disagreement_in_pack": lambda c: (_in_pack(p) for p in _planted(c)),
     "pack_tokens": lambda c: (float(p.pack_tokens) for p in _scored(c)),
     "pre_turn_timeout_rate": lambda c: (ms > PRE_TURN_TIMEOUT_MS for ms in _pre_turns(c)),

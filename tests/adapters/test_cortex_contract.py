@@ -151,7 +151,9 @@ def test_a_wrong_key_or_actor_is_an_auth_error(fake):
     with running(fake.app()) as url:
         with Cortex(url, actor=CALLER, bearer="not-the-key") as wrong, pytest.raises(V1AuthError):
             wrong.whoami()
-        with Cortex(url, actor="user:mallory", bearer=KEY) as other:
-            with pytest.raises(V1AuthError) as caught:
-                other.events(SCOPE)
+        with (
+            Cortex(url, actor="user:mallory", bearer=KEY) as other,
+            pytest.raises(V1AuthError) as caught,
+        ):
+            other.events(SCOPE)
     assert caught.value.error_code == "ACTOR_MISMATCH"

@@ -63,14 +63,18 @@ def test_the_master_recall_shares_its_route_with_the_event_recall(sdk):
 
 
 def test_a_wrong_key_and_an_empty_account_are_refused_in_the_envelope(url, fake):
-    with TinyHumansMemoryClient("tiny_live_wrong", base_url=url) as wrong:
-        with pytest.raises(TinyHumansError) as caught:
-            wrong.list_documents(namespace=NAMESPACE)
+    with (
+        TinyHumansMemoryClient("tiny_live_wrong", base_url=url) as wrong,
+        pytest.raises(TinyHumansError) as caught,
+    ):
+        wrong.list_documents(namespace=NAMESPACE)
     assert caught.value.status == 401 and str(caught.value) == "sign in again"
     fake.credits = 0
-    with TinyHumansMemoryClient(JWT, base_url=url) as broke:
-        with pytest.raises(TinyHumansError) as caught:
-            broke.ingest_memory(item=item("plan", "Acme is on the Free plan."))
+    with (
+        TinyHumansMemoryClient(JWT, base_url=url) as broke,
+        pytest.raises(TinyHumansError) as caught,
+    ):
+        broke.ingest_memory(item=item("plan", "Acme is on the Free plan."))
     assert caught.value.status == 402
     assert caught.value.body["errorCode"] == "USER_INSUFFICIENT_CREDITS"
 

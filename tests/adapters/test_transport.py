@@ -87,7 +87,7 @@ def test_unavailable_after_retries_is_infrastructure(url: str, wire: Wire):
 
 def test_500_after_retries_is_infrastructure_too(url: str, wire: Wire):
     wire.inject(*[Fault(500, body={"error": "boom"})] * 4)
-    with pytest.raises(EngineUnavailable, match="answered 500 after 4 attempts: .*boom"):
+    with pytest.raises(EngineUnavailable, match=r"answered 500 after 4 attempts: .*boom"):
         run(ping(transport(url)))
 
 
