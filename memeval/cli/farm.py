@@ -178,12 +178,13 @@ def runs(
         return
     table = Table()
     for column in ("run", "label", "engine", "suite", "status", "started", "done", "planned"):
-        wide = column in ("run", "label")  # an id cut at 80 columns cannot be pasted back
+        whole = column == "run"  # an id cut at 80 columns cannot be pasted back
         table.add_column(
             column,
             justify="right" if column in ("done", "planned") else "left",
-            no_wrap=wide,
-            overflow="fold" if not wide else "ignore",
+            no_wrap=whole,
+            min_width=max((len(r.id) for r in records), default=None) if whole else None,
+            overflow="ignore" if whole else "fold",
         )
     for record in records:
         done = record.counts.get(CaseStatus.done, 0)
