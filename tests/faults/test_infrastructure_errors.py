@@ -121,3 +121,19 @@ def test_a_call_the_engine_cannot_answer_is_no_miss(
     with pytest.raises(EngineUnavailable, match=f"answered {status} after 2 attempts"):
         asyncio.run(run())
     assert wire.calls(route)  # the engine was reached, and its recall is what failed
+
+
+def test_the_up_front_check_rides_out_a_flaky_front_door(engine_url: str, wire: Wire):
+    """Four failures in a row at the door (503, 429, 502, 500) are what a case would ride
+    out; the check before dispatch must not refuse the whole run for them."""
+    wire.inject(*(Fault(status, path="/v1/engine") for status in (503, 429, 502, 500)))
+
+    async def check() -> None:
+        engine = create("http?" + urlencode({"url": engine_url}))
+        try:
+            await engine.preflight()
+        finally:
+            await engine.close()
+
+    asyncio.run(check())
+    assert sum(s.path == "/v1/engine" for s in wire.seen) == 5

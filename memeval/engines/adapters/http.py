@@ -60,12 +60,14 @@ class HttpEngine(RemoteEngine):
         self.capabilities = frozenset(info.capabilities)
 
     async def preflight(self) -> None:
-        """`GET /v1/engine` once, through a transport that gives up within seconds: the route
-        needs the token, so one answer proves the server is up, takes the token and speaks
-        our protocol version. Each failure names what to change."""
+        """`GET /v1/engine`, through a transport that gives up within seconds: the route needs
+        the token, so one answer proves the server is up, takes the token and speaks our
+        protocol version. Each failure names what to change. Four quick retries (3.75 s of
+        backoff in all) keep a flaky front door, which a case would ride out, from failing the
+        whole run: behind 20% 5xx a single retry refused one run in ten."""
         url = self.settings.url
         quick = self.make_transport(
-            timeout=min(self.settings.timeout, PREFLIGHT_TIMEOUT_S), retries=1, backoff=0.25
+            timeout=min(self.settings.timeout, PREFLIGHT_TIMEOUT_S), retries=4, backoff=0.25
         )
         try:
             info = parse(
