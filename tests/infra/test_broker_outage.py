@@ -15,8 +15,14 @@ from tests.infra.conftest import PrivateRedis, wait_ready, worker
 OUTAGE_S = 7.0  # past redis-py's 5 s socket timeout, which crashed the watchdog before
 
 
-def _start_run(farm: Farm, label: str) -> object:
+def _slow(farm: Farm) -> Farm:
+    """Every write of the Slow engine waits 0.3 s, so the run is still going when the broker
+    goes: set before the worker starts, since the worker's engine reads it."""
     farm.env["MEMEVAL_TEST_DELAY"] = "0.3"
+    return farm
+
+
+def _start_run(farm: Farm, label: str) -> object:
     return farm.start("run", "--engine", SLOW, "--dimension", "temporal", "--label", label,
                       "--out", str(farm.tmp / "out" / label))  # fmt: skip
 
@@ -28,7 +34,7 @@ def _statuses(farm: Farm) -> dict[str, str]:
 def test_an_outage_longer_than_the_socket_timeout_is_waited_out(
     fleet: Farm, private_redis: PrivateRedis
 ) -> None:
-    with worker(fleet):
+    with worker(_slow(fleet)):
         wait_ready(fleet)
         run = _start_run(fleet, "outage")
         wait_for(fleet.has_results, 60, "a first result")
@@ -50,7 +56,7 @@ def test_a_broker_that_stays_away_interrupts_the_run_with_a_partial_report(
     fleet: Farm, private_redis: PrivateRedis
 ) -> None:
     fleet.env["MEMEVAL_BROKER_OUTAGE"] = "3"
-    with worker(fleet):
+    with worker(_slow(fleet)):
         wait_ready(fleet)
         run = _start_run(fleet, "gone")
         wait_for(fleet.has_results, 60, "a first result")
@@ -78,7 +84,7 @@ def test_a_restart_without_append_only_file_is_named_as_the_loss(
     volatile.start()
     fleet.env["MEMEVAL_BROKER_URL"] = volatile.url
     try:
-        with worker(fleet, concurrency=1):
+        with worker(_slow(fleet), concurrency=1):
             wait_ready(fleet)
             run = _start_run(fleet, "volatile")
             wait_for(fleet.has_results, 60, "a first result")
@@ -101,8 +107,7 @@ def test_a_restart_without_append_only_file_is_named_as_the_loss(
 
 
 def test_the_embedded_broker_killed_mid_run_is_restarted_and_loses_nothing(farm: Farm) -> None:
-    farm.env["MEMEVAL_TEST_DELAY"] = "0.3"
-    run = farm.start("run", "--engine", SLOW, "--dimension", "temporal", "--label", "kill",
+    run = _slow(farm).start("run", "--engine", SLOW, "--dimension", "temporal", "--label", "kill",
                      "--out", str(farm.tmp / "out" / "kill"), "--workers", "2")  # fmt: skip
     wait_for(farm.has_results, 60, "a first result")
     (server,) = [p for p in children(run.pid) if b"redis-server" in _cmdline(p)]
