@@ -3,29 +3,35 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
-from tests.farm.conftest import Farm, stop, wait_for
-from workers.config import make_app
-from workers.settings import FarmSettings
+from tests.farm.conftest import ROOT, Farm, stop, wait_for
 
 
-def test_two_workers_on_one_host_have_distinct_names(shared: Farm, redis_url: str) -> None:
+def ping(farm: Farm) -> set[str]:
+    """Node names answering a broadcast ping, asked by `celery inspect` in a subprocess: an
+    in-process Celery client would leave kombu connections behind that hang later forks."""
+    out = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "workers.app", "inspect", "ping", "--json",
+         "--timeout", "1"],
+        cwd=ROOT, env=farm.env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    try:
+        return set(json.loads(out.stdout.strip().splitlines()[-1]))
+    except (IndexError, ValueError):
+        return set()  # no worker up yet: `inspect` exits 1 with a message
+
+
+def test_two_workers_on_one_host_have_distinct_names(shared: Farm) -> None:
     first = shared.start("worker", "--concurrency", "1", "--pool", "threads", log="w1.log")
     second = shared.start("worker", "--concurrency", "1", "--pool", "threads", log="w2.log")
-    app = make_app(FarmSettings(broker_url=redis_url, namespace=shared.env["MEMEVAL_NAMESPACE"]))
     try:
-
-        def both() -> dict | None:
-            replies = app.control.ping(timeout=1.0) or []
-            names = {name for reply in replies for name in reply}
-            return names if len(names) == 2 else None
-
-        names = wait_for(both, 60, "two workers answering a ping")
+        names = wait_for(lambda: (names := ping(shared)) and len(names) == 2 and names, 90, "two")
         assert all(name.startswith("memeval-") for name in names), names
     finally:
         stop(first)
         stop(second)
-        app.close()
     logs = (shared.tmp / "w1.log").read_text() + (shared.tmp / "w2.log").read_text()
     assert "DuplicateNodenameWarning" not in logs
 
