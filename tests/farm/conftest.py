@@ -86,9 +86,8 @@ class Farm:
             return False
 
 
-@pytest.fixture
-def farm(tmp_path: Path) -> Farm:
-    """The embedded farm: no broker URL, so `memeval run` starts its own Redis and worker."""
+def private_farm(tmp_path: Path) -> Farm:
+    """`memeval` with a store, marks folder and report folder of its own under `tmp_path`."""
     (tmp_path / "marks").mkdir()
     env = _strip_farm_env()
     env.update(
@@ -100,6 +99,12 @@ def farm(tmp_path: Path) -> Farm:
         COLUMNS="200",
     )
     return Farm(tmp_path, env)
+
+
+@pytest.fixture
+def farm(tmp_path: Path) -> Farm:
+    """The embedded farm: no broker URL, so `memeval run` starts its own Redis and worker."""
+    return private_farm(tmp_path)
 
 
 @pytest.fixture

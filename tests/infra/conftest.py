@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.farm.conftest import ROOT, Farm, _strip_farm_env, stop
+from tests.farm.conftest import Farm, private_farm, stop
 from tests.farm.conftest import farm as farm  # the embedded farm, for tests here too
 from workers.embedded import redis_executable
 
@@ -97,18 +97,9 @@ def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
 @pytest.fixture
 def fleet(tmp_path: Path, private_redis: PrivateRedis) -> Farm:
     """`memeval run` only dispatches, to the private Redis; workers are started by the test."""
-    (tmp_path / "marks").mkdir()
-    env = _strip_farm_env()
-    env.update(
-        PYTHONPATH=str(ROOT),
-        MEMEVAL_BROKER_URL=private_redis.url,
-        MEMEVAL_DATABASE_URL=f"sqlite:///{tmp_path / 'store' / 'memeval.db'}",
-        MEMEVAL_TEST_MARKS=str(tmp_path / "marks"),
-        MEMEVAL_QUIET_AFTER="1",
-        MEMEVAL_POLL_INTERVAL="0.2",
-        COLUMNS="200",
-    )
-    return Farm(tmp_path, env)
+    farm = private_farm(tmp_path)
+    farm.env["MEMEVAL_BROKER_URL"] = private_redis.url
+    return farm
 
 
 @contextlib.contextmanager
