@@ -37,11 +37,12 @@ from memeval.engines.types import (
     TurnContext,
 )
 from memeval.plan import new_run_id
+from memeval.report.stored import fold_run as load_report
+from memeval.report.stored import require_run
 from memeval.results import RunReport
 from memeval.runner import RunOptions
 from memeval.store import Store
 from memeval.suites.loader import Case
-from workers.aggregate import load_report, require_run
 from workers.farm import run_on_farm
 from workers.job import CaseJob, planned
 from workers.settings import FarmSettings

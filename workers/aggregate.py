@@ -8,48 +8,20 @@ and dispatcher, or a redelivered callback) and give the same answer.
 
 from __future__ import annotations
 
+from memeval.report.stored import fold, require_run
 from memeval.results import RunReport
-from memeval.store import RunRecord, RunStatus, Store, UnknownRun
-from memeval.summary import build_report
-from workers.job import ref_key
-
-
-def load_report(store: Store, run_id: str) -> RunReport:
-    record = require_run(store, run_id)
-    return _fold(store, record)
+from memeval.store import RunStatus, Store
 
 
 def finalize(store: Store, run_id: str, status: RunStatus = RunStatus.finished) -> RunReport:
     """Close a running run: `finished` once every planned case has a result, or `interrupted`
     whatever it holds. A run that is not running, or still misses cases, is left as it is."""
     record = require_run(store, run_id)
-    report = _fold(store, record)
+    report = fold(store, record)
     complete = not report.missing
     if record.status is RunStatus.running and (complete or status is RunStatus.interrupted):
         record = store.finish_run(run_id, status)
         report.finished_at = record.finished_at
-    return report
-
-
-def require_run(store: Store, run_id: str) -> RunRecord:
-    record = store.get_run(run_id)
-    if record is None:
-        raise UnknownRun(run_id)
-    return record
-
-
-def _fold(store: Store, record: RunRecord) -> RunReport:
-    report = build_report(
-        run_id=record.id,
-        label=record.label,
-        engine=record.engine,
-        suite=record.suite,
-        started_at=record.created_at,
-        finished_at=record.finished_at,
-        cases=store.case_results(record.id),
-        planned=[ref_key(p.key) for p in record.planned],
-    )
-    report.overbilled_calls, report.overbilled_usd_micros = store.overbilling(record.id)
     return report
 
 

@@ -25,14 +25,15 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from memeval.report.stored import ref_key, require_run
 from memeval.store import RunStatus, Store
 from workers import metrics
-from workers.aggregate import finalize, require_run
+from workers.aggregate import finalize
 from workers.broker import BROKER_FAULTS, BrokerGone, Outage, identify, persistence_warning, quietly
 from workers.config import make_app
 from workers.dispatch import check_broker, dispatch, revoke, wait
 from workers.embedded import EmbeddedFarm, Pool, tail
-from workers.job import CaseJob, JobKey, ref_key
+from workers.job import CaseJob, JobKey
 from workers.preflight import check_fleet, check_here
 from workers.progress import Activity, CaseState, Landings
 from workers.settings import FarmSettings, safe_url

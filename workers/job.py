@@ -14,7 +14,6 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from memeval.plan import CaseRef
 from memeval.results import CaseResult, CaseStatus
 from memeval.runner.context import RunOptions, tenant_base
 from memeval.secrets import redact
@@ -101,11 +100,6 @@ def planned(case: Scenario | Fixture, trial: int) -> PlannedCase:
         kind=case.kind,
         dimension=case.dimension.value if isinstance(case, Fixture) else None,
     )
-
-
-def ref_key(key: CaseKey) -> str:
-    """The `case#trial` form reports use for a case key."""
-    return CaseRef(case_id=key.case_id, trial=key.trial).key
 
 
 def plan_run(

@@ -23,10 +23,10 @@ from memeval.cli.paths import check_output
 from memeval.cli.store import usable_store
 from memeval.cli.summary import print_summary
 from memeval.errors import UsageError
+from memeval.report.stored import fold_run, require_run
 from memeval.report.write import Format, render_as
 from memeval.results import CaseStatus
 from memeval.store import RunRecord, RunStatus
-from workers.aggregate import load_report, require_run
 from workers.embedded import Pool
 from workers.settings import FarmSettings, load_settings
 
@@ -140,7 +140,7 @@ def status(
     check_output("--md", md_path)
     store = usable_store()
     record = require_run(store, run_id)
-    report = load_report(store, run_id)
+    report = fold_run(store, run_id)
     counts = ", ".join(f"{n} {s.value}" for s, n in sorted(record.counts.items())) or "none"
     out.print(
         f"[bold]{record.id}[/] {record.status.value}: {record.planned_count} planned, "

@@ -7,9 +7,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from memeval.errors import UsageError
+from memeval.report.stored import fold_run
 from memeval.results import RunReport
 from memeval.store import open_store
-from workers.aggregate import load_report as fold_run
 
 
 def load_report(ref: str, database_url: str | None = None) -> RunReport:

@@ -12,11 +12,11 @@ from memeval.errors import UsageError
 from memeval.llm.setup import model_timeout, prepare
 from memeval.report.caveats import overbilling_note
 from memeval.report.markdown import render as render_markdown
+from memeval.report.stored import fold_run as load_report
 from memeval.store import PlannedCase
 from memeval.store.models import PaidCall, PaidState
 from tests.budget.paying import store_at
 from tests.llm.test_run_llm import run
-from workers.aggregate import load_report
 
 SPENT_OUT = 5
 

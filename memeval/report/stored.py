@@ -1,0 +1,44 @@
+"""A run's report folded from the store: its record, its case results, its planned cases.
+
+The store is the source of truth, never a chord's arguments, so every report of a stored run
+(the farm's callback, `memeval report RUN_ID`, a resume) is this same fold.
+"""
+
+from __future__ import annotations
+
+from memeval.plan import CaseRef
+from memeval.results import RunReport
+from memeval.store import CaseKey, RunRecord, Store, UnknownRun
+from memeval.summary import build_report
+
+
+def ref_key(key: CaseKey) -> str:
+    """The `case#trial` form reports use for a case key."""
+    return CaseRef(case_id=key.case_id, trial=key.trial).key
+
+
+def require_run(store: Store, run_id: str) -> RunRecord:
+    record = store.get_run(run_id)
+    if record is None:
+        raise UnknownRun(run_id)
+    return record
+
+
+def fold_run(store: Store, run_id: str) -> RunReport:
+    return fold(store, require_run(store, run_id))
+
+
+def fold(store: Store, record: RunRecord) -> RunReport:
+    report = build_report(
+        run_id=record.id,
+        label=record.label,
+        engine=record.engine,
+        suite=record.suite,
+        subset=record.subset,
+        started_at=record.created_at,
+        finished_at=record.finished_at,
+        cases=store.case_results(record.id),
+        planned=[ref_key(p.key) for p in record.planned],
+    )
+    report.overbilled_calls, report.overbilled_usd_micros = store.overbilling(record.id)
+    return report
