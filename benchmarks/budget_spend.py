@@ -21,13 +21,14 @@ import statistics
 import uuid
 from decimal import Decimal
 
-from memeval.llm.answer import AnswerResult, PaidCalls, open_answerer
+from memeval.llm.answer import AnswerResult, PaidCalls
 from memeval.llm.pricing import Price
 from memeval.llm.prompt import messages
 from memeval.llm.spec import LlmSpec
 from memeval.store.models import PaidCall
 from tests.llm.server import KEY, FakeOpenRouter
 from workers.budget import Budget, connect_redis
+from workers.redis_state import open_answerer
 
 PRICES = {"openai/gpt-4.1-mini": (1, 4), "other/model": (1, 4)}  # micro-USD per token
 LINES = [

@@ -22,13 +22,14 @@ from decimal import Decimal
 
 import redis as sync_redis
 
-from memeval.llm.answer import open_answerer
 from memeval.llm.pricing import Price
 from memeval.llm.prompt import messages
+from memeval.llm.rates import parse_rate
 from memeval.llm.spec import LlmSpec
 from tests.llm.server import KEY, FakeOpenRouter, busiest_window
 from workers.budget import Budget, connect_redis
-from workers.limiter import Limiter, parse_rate
+from workers.limiter import Limiter
+from workers.redis_state import open_answerer
 
 
 def hammer(redis_url: str, spec: str, key: str, start_at: float, seconds: float) -> list[float]:

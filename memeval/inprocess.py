@@ -1,21 +1,31 @@
 """Runs a plan inside this process with asyncio: the debugging path, and the farm's fallback.
 
-It calls the same `run_case` as the Celery task, so its scores are the farm's scores.
+It calls the same `run_case` as the Celery task, so its scores are the farm's scores. What
+the farm would share between workers (rate limits, a budget) comes in as an `OpenShared`
+(`memeval.llm.shared`): memory (`memeval.llm.in_memory`), or the farm's Redis when the caller
+is the shell; progress goes out through a `ResultHook`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from typing import Protocol
 
 from memeval.engines.registry import create
 from memeval.llm.answer import PaidCalls, answerer_for
+from memeval.llm.shared import OpenShared
 from memeval.plan import RunPlan
 from memeval.results import CaseResult
 from memeval.runner import run_case
+from memeval.runner.throttle import engine_within
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
-from workers.limiter import limited_engine
+
+
+class ResultHook(Protocol):
+    """Told of each case result as it lands: the store's writer, a progress line."""
+
+    def __call__(self, result: CaseResult) -> None: ...
 
 
 async def run_plan(
@@ -23,19 +33,19 @@ async def run_plan(
     cases: dict[str, Scenario | Fixture],
     *,
     concurrency: int = 8,
-    on_result: Callable[[CaseResult], None] | None = None,
-    redis_url: str | None = None,
+    on_result: ResultHook | None = None,
+    shared: OpenShared | None = None,
     ledger: PaidCalls | None = None,
 ) -> list[CaseResult]:
-    """`redis_url` is needed only when the plan sets rates or a budgeted model; `ledger`
+    """`shared` is needed only when the plan sets rates or a budgeted model; `ledger`
     records its paid calls, as a farm worker does in the store."""
     gate = asyncio.Semaphore(concurrency)
     results: list[CaseResult] = []
     raw = create(plan.engine)
     try:
         async with (
-            limited_engine(raw, plan.options.rates, redis_url or "") as engine,
-            answerer_for(plan.options.llm, redis_url=redis_url, ledger=ledger) as answerer,
+            engine_within(raw, plan.options.rates, shared) as engine,
+            answerer_for(plan.options.llm, shared=shared, ledger=ledger) as answerer,
         ):
 
             async def one(case_id: str, trial: int) -> None:

@@ -20,11 +20,11 @@ from enum import IntEnum
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from memeval.errors import UsageError
+from memeval.llm.shared import BudgetState, Hold
 
 LUA = Path(__file__).resolve().parent / "lua"
 KEY_TTL_S = 30 * 24 * 3600
@@ -36,10 +36,6 @@ STALE_US = 5_000_000
 """A waiter that has not polled for this long (25 polls) is gone, and leaves the queue."""
 SAMPLES = 500
 """Completion sizes kept per scope: enough for a stable 95th percentile, bounded memory."""
-
-
-def usd_to_micros(usd: float) -> int:
-    return round(usd * 1_000_000)
 
 
 def redis_py_url(url: str) -> str:
@@ -69,30 +65,6 @@ class Verdict(IntEnum):
     held = 1
     wait = 0  # in-flight holds fill the room; settling them may free it
     refused = -1  # the scope is closed: no paid call may start
-
-
-class BudgetState(BaseModel):
-    scope: str
-    cap_micros: int
-    spent_micros: int = 0
-    reserved_micros: int = 0
-    calls: int = 0
-    closed: str | None = None
-    overbilled_micros: int = 0  # billed above the holds: the service broke the holds' bound
-    overbilled_calls: int = 0
-
-    @property
-    def spent_usd(self) -> float:
-        return self.spent_micros / 1e6
-
-    @property
-    def cap_usd(self) -> float:
-        return self.cap_micros / 1e6
-
-
-class Hold(BaseModel):
-    id: str
-    amount_micros: int  # what was granted: the full amount asked, or less at the budget's tail
 
 
 class Budget:
@@ -265,3 +237,17 @@ class Budget:
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+async def open_budget(
+    redis_url: str, scope: str, cap_micros: int, spent_micros: int = 0, *, raise_cap: bool = False
+) -> BudgetState:
+    """Create (or, on resume, reopen) a budget scope before any worker reserves against it;
+    `raise_cap` for a resume given a larger budget."""
+    redis = await connect_redis(redis_url)
+    try:
+        return await Budget(redis, [scope]).open(
+            scope, cap_micros, spent_micros=spent_micros, raise_cap=raise_cap
+        )
+    finally:
+        await redis.aclose()

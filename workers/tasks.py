@@ -21,7 +21,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
 from memeval.engines.base import CreditsExhausted, EngineUnavailable
-from memeval.llm.answer import PaidCalls, answerer_for
+from memeval.llm.answer import PaidCalls
 from memeval.results import CaseResult, CaseStatus
 from memeval.runner import run_case
 from memeval.runner.context import RunOptions
@@ -32,7 +32,7 @@ from workers import metrics
 from workers.aggregate import finalize, summary
 from workers.halt import NOT_RUN, Halts
 from workers.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
-from workers.limiter import limited_engine
+from workers.redis_state import answerer_for, limited_engine
 from workers.runtime import RUNTIME
 from workers.settings import FarmSettings
 from workers.shield import REDIS_FAULTS, shield

@@ -15,11 +15,12 @@ from rich.console import Console
 
 from memeval.errors import UsageError
 from memeval.llm.judge import JUDGE_MAX_TOKENS, JUDGE_PROMPT_VERSION
-from memeval.llm.setup import budget_micros, open_budget, prepare
+from memeval.llm.rates import Rate, parse_rates
+from memeval.llm.setup import budget_micros, prepare
 from memeval.llm.spec import LlmSpec
 from memeval.llm.sweep import SWEEP_SCOPE, sweep_runs
 from memeval.store import Store
-from workers.limiter import Rate, parse_rates
+from workers.budget import open_budget
 
 DEFAULT_MODEL = "openai/gpt-4.1-mini"
 

@@ -40,19 +40,21 @@ from memeval.plan import CaseRef, RunPlan, new_run_id, select
 from memeval.report import default_out_dir, write_reports
 from memeval.report.gate import enforce_gates
 from memeval.report.source import load_report
+from memeval.report.stored import require_run
 from memeval.results import CaseResult, CaseStatus, RunReport
 from memeval.runner import RunOptions
 from memeval.store import RunRecord, RunStatus, Store
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
-from workers.aggregate import finalize, require_run
+from workers.aggregate import finalize
 from workers.broker import BrokerGone
 from workers.dispatch import dispatch
 from workers.embedded import Pool
 from workers.farm import check_engine, connect, preflight_fleet, run_on_farm
 from workers.halt import NOT_RUN
 from workers.job import CaseJob, plan_run
+from workers.redis_state import redis_state
 from workers.settings import load_settings
 
 out = Console()
@@ -460,7 +462,7 @@ def _run_in_process(
             cases,
             concurrency=concurrency,
             on_result=landed,
-            redis_url=redis_url,
+            shared=redis_state(redis_url),
             ledger=ledger,
         )
     )

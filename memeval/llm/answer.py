@@ -15,12 +15,11 @@ import asyncio
 import math
 import random
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 
 from pydantic import BaseModel
-from redis.asyncio import Redis
 
 from memeval.errors import UsageError
 from memeval.llm.client import Completion, LlmClient
@@ -34,11 +33,11 @@ from memeval.llm.errors import (
 )
 from memeval.llm.judge import JUDGE_PROMPT_VERSION
 from memeval.llm.prompt import PROMPT_VERSION, messages
+from memeval.llm.rates import RateKind, rate_for
+from memeval.llm.shared import Hold, OpenShared, RateLimiter, SpendBudget
 from memeval.llm.spec import LlmSpec
 from memeval.llm.tokens import prompt_tokens_bound
 from memeval.store.models import PaidCall, PaidState
-from workers.budget import Budget, Hold, connect_redis
-from workers.limiter import Limiter, RateKind, rate_for
 
 BACKOFF_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -76,8 +75,8 @@ class Answerer:
         spec: LlmSpec,
         client: LlmClient,
         *,
-        budget: Budget | None = None,
-        limiter: Limiter | None = None,
+        budget: SpendBudget | None = None,
+        limiter: RateLimiter | None = None,
         ledger: PaidCalls | None = None,
     ) -> None:
         if spec.prompt_version not in (PROMPT_VERSION, JUDGE_PROMPT_VERSION):
@@ -163,7 +162,7 @@ class Answerer:
                 return await self._settle(hold, completion, max_tokens)
         return AnswerResult(error=f"gave up after {self.spec.max_attempts} attempts: {last}")
 
-    async def _reserve(self, budget: Budget, prompt: int) -> Hold | None:
+    async def _reserve(self, budget: SpendBudget, prompt: int) -> Hold | None:
         """Hold the full cost of the call; at the budget's tail, accept a hold that still
         covers the completion size most settled calls needed (the call then asks for fewer
         tokens, so the service cannot bill past the hold)."""
@@ -276,41 +275,39 @@ def _backoff(attempt: int) -> float:
 
 @asynccontextmanager
 async def open_answerer(
-    spec: LlmSpec, *, redis_url: str | None = None, ledger: PaidCalls | None = None
+    spec: LlmSpec, *, shared: OpenShared | None = None, ledger: PaidCalls | None = None
 ) -> AsyncIterator[Answerer]:
-    """An answerer with its client, budget and limiter, closed on exit. Redis is needed only
-    for budget scopes or rates; the key is read here, from this process's environment."""
+    """An answerer with its client, budget and limiter, closed on exit. The shared state is
+    opened only for budget scopes or rates; the key is read here, from this process's
+    environment."""
     client = LlmClient(spec.base_url, timeout_s=spec.timeout_s)
-    redis: Redis | None = None
-    try:
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(client.aclose)
+        state = None
         if spec.budget_scopes or spec.rates:
-            if redis_url is None:
+            if shared is None:
                 raise UsageError(
                     "budgets and rate limits need Redis", fix="pass the farm's Redis URL"
                 )
-            redis = await connect_redis(redis_url)
-        budget = Budget(redis, spec.budget_scopes) if redis and spec.budget_scopes else None
-        limiter = Limiter(redis) if redis and spec.rates else None
+            state = await stack.enter_async_context(shared())
+        budget = state.budget(spec.budget_scopes) if state and spec.budget_scopes else None
+        limiter = state.limiter() if state and spec.rates else None
         answerer = Answerer(spec, client, budget=budget, limiter=limiter, ledger=ledger)
         if spec.judge is not None:
             answerer.judge = Answerer(
                 spec.judge, client, budget=budget, limiter=limiter, ledger=ledger
             )
         yield answerer
-    finally:
-        await client.aclose()
-        if redis is not None:
-            await redis.aclose()
 
 
 @asynccontextmanager
 async def answerer_for(
-    spec: LlmSpec | None, *, redis_url: str | None = None, ledger: PaidCalls | None = None
+    spec: LlmSpec | None, *, shared: OpenShared | None = None, ledger: PaidCalls | None = None
 ) -> AsyncIterator[Answerer | None]:
-    """What a farm task wraps around `run_case`: no answerer when the run has no model. With
+    """What a case run wraps around `run_case`: no answerer when the run has no model. With
     a `ledger`, every paid call is also written to the run's records in the store."""
     if spec is None:
         yield None
         return
-    async with open_answerer(spec, redis_url=redis_url, ledger=ledger) as answerer:
+    async with open_answerer(spec, shared=shared, ledger=ledger) as answerer:
         yield answerer

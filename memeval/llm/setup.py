@@ -21,9 +21,9 @@ from memeval.llm.client import (
 )
 from memeval.llm.pricing import Price, parse_price, resolve_prices
 from memeval.llm.prompt import MAX_TOKENS
+from memeval.llm.rates import parse_rates
+from memeval.llm.shared import usd_to_micros
 from memeval.llm.spec import LlmSpec
-from workers.budget import Budget, BudgetState, connect_redis, usd_to_micros
-from workers.limiter import parse_rates
 
 
 def parse_models(text: str) -> list[str]:
@@ -154,17 +154,3 @@ async def _key_warnings(client: LlmClient, cap: int | None) -> list[str]:
             f"${cap / 1e6:.2f} budget: the run will stop when the key runs dry"
         ]
     return []
-
-
-async def open_budget(
-    redis_url: str, scope: str, cap_micros: int, spent_micros: int = 0, *, raise_cap: bool = False
-) -> BudgetState:
-    """Create (or, on resume, reopen) a budget scope before any worker reserves against it;
-    `raise_cap` for a resume given a larger budget."""
-    redis = await connect_redis(redis_url)
-    try:
-        return await Budget(redis, [scope]).open(
-            scope, cap_micros, spent_micros=spent_micros, raise_cap=raise_cap
-        )
-    finally:
-        await redis.aclose()

@@ -7,8 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from memeval.llm.client import DEFAULT_TIMEOUT_S
 from memeval.llm.pricing import Price
 from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION
+from memeval.llm.rates import Rate
 from memeval.llm.tokens import prompt_tokens_bound
-from workers.limiter import Rate
 
 
 class LlmSpec(BaseModel):

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from memeval.llm.rates import Rate
 from memeval.llm.spec import LlmSpec
 from memeval.results import CaseResult
 from memeval.stopwatch import Stopwatch
-from workers.limiter import Rate
 
 if TYPE_CHECKING:
     from memeval.llm.answer import Answerer, AnswerResult

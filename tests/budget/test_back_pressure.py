@@ -17,6 +17,8 @@ from pydantic import SecretStr
 from memeval.engines.reference import ReferenceEngine
 from memeval.llm.answer import Answerer
 from memeval.llm.client import LlmClient
+from memeval.llm.rates import MAX_PAUSE_S, Rate, RateKind, parse_rates
+from memeval.runner.throttle import throttle_engine
 from memeval.server import create_app
 from memeval.suites.fixture import Assertion
 from tests.adapters.conftest import TOKEN, engine_at
@@ -25,15 +27,8 @@ from tests.adapters.fakes import Wire, record, running
 from tests.llm.server import Fault
 from tests.llm.test_answer import PACK, QUESTION, spec
 from workers.budget import connect_redis
-from workers.limiter import (
-    MAX_PAUSE_S,
-    Limiter,
-    Rate,
-    RateKind,
-    limited_engine,
-    parse_rates,
-    throttle_engine,
-)
+from workers.limiter import Limiter
+from workers.redis_state import limited_engine
 
 FAST = Rate(kind=RateKind.model, count=100, period_s=1.0, burst=10)
 """Fast enough that probing alone is never refused for more than one 10 ms slot."""

@@ -13,10 +13,10 @@ import threading
 
 import redis as sync_redis
 
-from memeval.llm.answer import open_answerer
 from memeval.llm.pricing import Price
 from memeval.llm.spec import LlmSpec
 from workers.budget import Budget, connect_redis
+from workers.redis_state import open_answerer
 
 PROCESSES = 4
 CALLS_PER_PROCESS = 50

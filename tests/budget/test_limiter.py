@@ -14,17 +14,12 @@ import time
 import pytest
 
 from memeval.errors import UsageError
+from memeval.llm.rates import Rate, RateKind, parse_rate, parse_rates
+from memeval.runner.throttle import throttle_engine
 from tests.llm.fakes import WordEngine
 from workers.budget import connect_redis
-from workers.limiter import (
-    Limiter,
-    Rate,
-    RateKind,
-    limited_engine,
-    parse_rate,
-    parse_rates,
-    throttle_engine,
-)
+from workers.limiter import Limiter
+from workers.redis_state import limited_engine
 
 RATE = 20
 PROCESSES = 4

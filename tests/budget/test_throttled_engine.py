@@ -8,9 +8,11 @@ from datetime import UTC, datetime
 
 from memeval.engines.base import Engine, takes_question
 from memeval.engines.types import Capability, Pack
+from memeval.llm.rates import parse_rate
+from memeval.runner.throttle import throttle_engine
 from memeval.stopwatch import Stopwatch
 from workers.budget import connect_redis
-from workers.limiter import Limiter, parse_rate, throttle_engine
+from workers.limiter import Limiter
 
 
 class Asks(Engine):

@@ -8,7 +8,6 @@ import asyncio
 from datetime import UTC, date, datetime
 
 from memeval.engines.types import Hit, QueryResult
-from memeval.llm.answer import open_answerer
 from memeval.llm.grading import answerable_query, grade_query, hits_pack, query_question
 from memeval.llm.pricing import Price
 from memeval.llm.prompt import is_unknown
@@ -20,6 +19,7 @@ from memeval.suites.scenario import Scenario
 from tests.llm.fakes import WordEngine
 from tests.llm.server import Fault, hard_402
 from workers.budget import Budget, connect_redis
+from workers.redis_state import open_answerer
 
 PRICE = Price(prompt=1 / 1_000_000, completion=2 / 1_000_000)
 

@@ -12,7 +12,6 @@ import traceback
 
 import pytest
 
-from memeval.llm.answer import open_answerer
 from memeval.llm.client import LlmClient
 from memeval.llm.pricing import Price
 from memeval.llm.spec import LlmSpec
@@ -22,6 +21,7 @@ from tests.llm.fakes import WordEngine
 from tests.llm.server import FakeOpenRouter, Fault, hard_402, in_flight
 from tests.llm.test_runner_answers import FIXTURE
 from workers.budget import Budget, connect_redis
+from workers.redis_state import open_answerer
 
 SENTINEL = "sk-or-v1-SENTINEL-7f3a9c0d5e"
 
