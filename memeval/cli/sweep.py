@@ -26,7 +26,7 @@ from memeval.engines.registry import validate as validate_engine
 from memeval.errors import UsageError
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import budget_micros, parse_models
-from memeval.llm.sweep import Profile, SweepConfig, SweepReport, parse_profile, sweep
+from memeval.llm.sweep import Profile, SweepConfig, SweepReport, parse_profile
 from memeval.plan import select
 from memeval.report.compare_markdown import render_compare
 from memeval.report.markdown import pct
@@ -36,6 +36,7 @@ from memeval.suites.catalog import resolve
 from workers.embedded import Pool
 from workers.farm import connect
 from workers.settings import load_settings
+from workers.sweep import sweep
 
 out = Console()
 INTERRUPTED = 130
@@ -129,8 +130,6 @@ def sweep_command(
             prices=price or [],
             base_url=base_url,
             max_tokens=max_tokens,
-            workers=workers or os.cpu_count() or 1,
-            pool=pool,
         )
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -144,6 +143,8 @@ def sweep_command(
         shared=shared,
         store=usable_store(),
         console=out,
+        workers=workers or os.cpu_count() or 1,
+        pool=pool,
         verbose=verbose,
     )
     if json_path is not None:

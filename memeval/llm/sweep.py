@@ -1,5 +1,5 @@
 """A sweep: the same cases answered by several models (and engine profiles) under one budget, on
-the farm, like `memeval run`.
+the farm, like `memeval run`. This is its plan and its report; `workers.sweep` runs it.
 
 Each variant, a model under an engine profile, is a run of its own in the store, labelled
 `<sweep>/<variant>` and created with its whole plan before anything is dispatched. Every
@@ -12,35 +12,20 @@ and no model is compared on easier cases than another.
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from celery import Celery
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from rich.console import Console
 
 from memeval.errors import UsageError
-from memeval.llm.estimate import estimate, planned_calls
 from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION
-from memeval.llm.setup import open_budget, prepare
-from memeval.plan import new_run_id
 from memeval.report.compare import CompareReport, GroupBy, common_cases, compare
 from memeval.results import CaseStatus, RunReport
 from memeval.runner import RunOptions
 from memeval.scoring.kpis import kpis
-from memeval.store import RunStatus, Store
+from memeval.store import Store
 from memeval.suites.common import Slug
-from memeval.suites.fixture import Fixture
-from memeval.suites.scenario import Scenario
-from workers.aggregate import finalize
-from workers.budget import Budget, connect_redis, usd_to_micros
-from workers.embedded import Pool
-from workers.farm import check_engine, run_on_farm
-from workers.job import plan_run
-from workers.limiter import parse_rates
-from workers.settings import FarmSettings
 
 T = TypeVar("T")
 
@@ -139,8 +124,6 @@ class SweepConfig(Model):
     prices: list[str] = Field(default_factory=list)
     base_url: str | None = None
     max_tokens: int = Field(default=MAX_TOKENS, ge=1)
-    workers: int = Field(default=1, ge=1, description="Local worker processes (or threads).")
-    pool: Pool = "prefork"
 
 
 class SweepRun(Model):
@@ -175,120 +158,7 @@ class SweepReport(Model):
     runs: list[SweepRun]
 
 
-def sweep(
-    config: SweepConfig,
-    cases: list[Scenario | Fixture],
-    *,
-    settings: FarmSettings,
-    shared: Celery | None,
-    store: Store,
-    console: Console,
-    verbose: bool = False,
-) -> SweepReport:
-    """Check the engines, price the models and check the key, record one run per variant, then
-    run them all on the farm as one chord under one budget. Every start-up check comes before
-    the first run exists or the first cent is spent. `shared` comes from `workers.farm.connect`.
-    """
-    rates = parse_rates(config.rates)
-    for engine in dict.fromkeys(p.engine for p in config.profiles):
-        check_engine(engine, remote=shared is not None)
-    sweep_id = new_run_id()
-    scope = f"{SWEEP_SCOPE}{sweep_id}"
-    setup = asyncio.run(
-        prepare(
-            config.models,
-            base_url=config.base_url,
-            max_tokens=config.max_tokens,
-            prices=config.prices,
-            rates=config.rates,
-            budget_usd=config.budget_usd,
-            scope=scope,
-        )
-    )
-    for warning in setup.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    for row in estimate(
-        planned_calls(cases),
-        trials=config.trials * len(config.profiles),
-        prices={m: s.price for m, s in setup.specs.items()},
-        max_tokens=config.max_tokens,
-    ):
-        console.print(
-            f"{row.model}: {row.calls} calls, expected ${row.usd_expected or 0:.4f} "
-            f"(at most ${row.usd_max or 0:.4f})",
-            highlight=False,
-        )
-    plan = variants(sweep_id, config.models, config.profiles)
-    columns = [
-        plan_run(
-            store,
-            run_id=v.run_id,
-            label=v.label,
-            engine=v.profile.engine,
-            suite=config.suite,
-            cases=cases,
-            trials=config.trials,
-            options=v.profile.options(RunOptions(llm=setup.specs[v.model], rates=rates)),
-            budget_micros=usd_to_micros(config.budget_usd),  # the sweep's, for a resume
-        )
-        for v in plan
-    ]
-    console.print(
-        f"sweep {sweep_id}: {len(plan)} variants, budget ${config.budget_usd:.2f}", highlight=False
-    )
-    budget_closed: str | None = None
-
-    def open_in(redis_url: str) -> None:
-        asyncio.run(open_budget(redis_url, scope, usd_to_micros(config.budget_usd)))
-
-    def read_closed(redis_url: str) -> None:
-        nonlocal budget_closed
-        budget_closed = asyncio.run(_closed(redis_url, scope))
-
-    started = datetime.now(UTC)
-    interrupted = False
-    try:
-        run_on_farm(
-            settings,
-            shared,
-            store,
-            [v.run_id for v in plan],
-            interleave(columns),
-            workers=config.workers,
-            pool=config.pool,
-            console=console,
-            verbose=verbose,
-            before_dispatch=open_in,
-            after_landing=read_closed,
-        )
-    except KeyboardInterrupt:
-        interrupted = True  # the farm has marked every run interrupted and revoked the rest
-    reports = [
-        finalize(store, v.run_id, RunStatus.interrupted if interrupted else RunStatus.finished)
-        for v in plan
-    ]
-    return _report(
-        sweep_id,
-        config,
-        plan,
-        reports,
-        cases=len(cases),
-        started=started,
-        interrupted=interrupted,
-        budget_closed=budget_closed,
-    )
-
-
-async def _closed(redis_url: str, scope: str) -> str | None:
-    """Why the budget stopped paid calls, if it did; read while an embedded Redis still lives."""
-    redis = await connect_redis(redis_url)
-    try:
-        return (await Budget(redis, [scope]).state(scope)).closed
-    finally:
-        await redis.aclose()
-
-
-def _report(
+def sweep_report(
     sweep_id: str,
     config: SweepConfig,
     plan: list[Variant],
