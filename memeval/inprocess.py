@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
+from memeval.engines.base import Engine
 from memeval.engines.registry import create
 from memeval.llm.answer import PaidCalls, answerer_for
 from memeval.llm.shared import OpenShared
@@ -36,12 +37,15 @@ async def run_plan(
     on_result: ResultHook | None = None,
     shared: OpenShared | None = None,
     ledger: PaidCalls | None = None,
+    instance: Engine | None = None,
 ) -> list[CaseResult]:
     """`shared` is needed only when the plan sets rates or a budgeted model; `ledger`
-    records its paid calls, as a farm worker does in the store."""
+    records its paid calls, as a farm worker does in the store. `instance`, when given, runs
+    instead of one built from `plan.engine` (an object `memeval.evaluate` was handed, which no
+    reference can rebuild); it is closed at the end like a built one."""
     gate = asyncio.Semaphore(concurrency)
     results: list[CaseResult] = []
-    raw = create(plan.engine)
+    raw = instance if instance is not None else create(plan.engine)
     try:
         async with (
             engine_within(raw, plan.options.rates, shared) as engine,
