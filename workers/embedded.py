@@ -28,8 +28,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Literal, Self
 
-import redis
-
 from memeval.errors import MemevalError, UsageError
 from memeval.secrets import redact
 from workers import metrics
@@ -162,6 +160,8 @@ class EmbeddedFarm:
             "--databases", "1",
             "--loglevel", "warning",
         ]  # fmt: skip
+        import redis  # here: `memeval worker` and `runs` import this module for `Pool` alone
+
         self._redis = _spawn(argv, self._log("redis.log"))
         client = redis.Redis(unix_socket_path=str(self.socket))
         deadline = time.monotonic() + START_TIMEOUT

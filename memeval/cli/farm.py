@@ -13,7 +13,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -21,20 +21,21 @@ from rich.table import Table
 
 from memeval.cli.paths import check_output
 from memeval.cli.store import usable_store
-from memeval.cli.summary import print_summary
 from memeval.errors import UsageError
-from memeval.report.stored import fold_run, require_run
-from memeval.report.write import Format, render_as
 from memeval.results import CaseStatus
 from memeval.store import RunRecord, RunStatus
 from workers.embedded import Pool
-from workers.settings import FarmSettings, load_settings
+
+if TYPE_CHECKING:
+    from workers.settings import FarmSettings
 
 out = Console()
 err = Console(stderr=True)
 
 
 def _shared_broker() -> FarmSettings:
+    from workers.settings import load_settings
+
     settings = load_settings()
     if settings.embedded:
         raise UsageError(
@@ -136,6 +137,11 @@ def status(
     ] = None,
 ) -> None:
     """Show a run's progress and scores so far, from the results store."""
+    # Imported here: `memeval runs`, in this module too, needs none of the report stack.
+    from memeval.cli.summary import print_summary
+    from memeval.report.stored import fold_run, require_run
+    from memeval.report.write import Format, render_as
+
     check_output("--json", json_path)
     check_output("--md", md_path)
     store = usable_store()
