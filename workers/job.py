@@ -43,15 +43,18 @@ class CaseJob(BaseModel):
     case: Case
     trial: int
     options: RunOptions
+    label: str | None = None  # shown in Flower only: the run record holds it for everything else
 
     @property
     def key(self) -> JobKey:
         return JobKey(self.run_id, CaseKey(self.case.id, self.trial))
 
     def message(self) -> dict[str, Any]:
-        """Task args and options. The run id leads the args so Flower's search finds a run's
-        tasks, and the bulky case body is left out of the repr that events and logs show.
-        Those reprs are what Flower displays, so they are masked like any text shown."""
+        """Task args and options. The args reprs, which events, logs and Flower's task list
+        show, name the run, its label and the case in words (`run=ID label='L' case='C'
+        trial=N`), so a task is recognised at a glance and Flower's search finds a run's tasks
+        by id or label; the bulky case body is left out of the kwargs repr. Those reprs are
+        what Flower displays, so they are masked like any text shown."""
         kwargs = {
             "engine": self.engine,
             "case": self.case.model_dump(mode="json"),
@@ -61,9 +64,13 @@ class CaseJob(BaseModel):
         return {
             "args": args,
             "kwargs": kwargs,
-            "argsrepr": redact(repr(args)),
+            "argsrepr": redact(self.shown()),
             "kwargsrepr": redact(repr({"engine": self.engine, "options": kwargs["options"]})),
         }
+
+    def shown(self) -> str:
+        label = "" if self.label is None else f" label={self.label!r}"
+        return f"run={self.run_id}{label} case={self.case.id!r} trial={self.trial}"
 
     def reference(self) -> dict[str, Any]:
         """What the task returns: the same for every execution, so a redelivery changes nothing."""
@@ -117,7 +124,7 @@ def plan_run(
     """Record the run with its whole plan, then return its jobs, trial by trial: a run that
     exists before any case is dispatched is one `--resume` can always complete."""
     jobs = [
-        CaseJob(run_id=run_id, engine=engine, case=case, trial=trial, options=options)
+        CaseJob(run_id=run_id, engine=engine, case=case, trial=trial, options=options, label=label)
         for trial in range(trials)
         for case in cases
     ]

@@ -143,14 +143,14 @@ def test_a_redelivered_case_is_stored_once_and_the_chord_completes(
     ]
     store.create_run(run_id="dup", label="dup", engine=SLOW, suite="dimensions",
                      planned=[planned(j.case, j.trial) for j in jobs])  # fmt: skip
-    dispatch(app, "dup", jobs)
+    task_ids = dispatch(app, "dup", jobs)
     broker = redis.Redis.from_url(redis_url)
     queue = settings.key_prefix + settings.queue
     messages = broker.lrange(queue, 0, -1)
     assert len(messages) == len(jobs)
     twice = messages[-1]  # the oldest: consumed first
     broker.lpush(queue, twice)
-    twice_case = json.loads(twice)["headers"]["argsrepr"].split("'")[3]
+    twice_case = task_ids[json.loads(twice)["headers"]["id"]].case.case_id
 
     worker = shared.start("worker", "--concurrency", "2", log="worker.log")
     try:

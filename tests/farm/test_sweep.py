@@ -87,7 +87,9 @@ def test_one_chord_interleaves_a_sweep_and_its_callback_closes_every_run(
     broker = redis.Redis.from_url(redis_url)
     queued = broker.lrange(settings.key_prefix + settings.queue, 0, -1)
     sent = [json.loads(m)["headers"]["argsrepr"] for m in reversed(queued)]  # oldest first
-    assert sent == [repr((r, c.id, 0)) for c in cases for r in run_ids]
+    assert sent == [
+        f"run={r} label='sweep/{r}' case={c.id!r} trial=0" for c in cases for r in run_ids
+    ]
 
     worker = shared.start("worker", "--concurrency", "2", log="worker.log")
     try:
