@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Literal
 
 from memeval.llm.rates import MAX_PAUSE_S, Rate
 from memeval.llm.shared import BudgetState, Hold, OpenShared, SharedState
@@ -118,7 +119,7 @@ class MemoryBudget:
             overbilled_calls=s.overbilled_calls,
         )
 
-    def _try(self, amount: int, least: int) -> Hold | bool | None:
+    def _try(self, amount: int, least: int) -> Hold | Literal[False] | None:
         """A hold; False to wait for in-flight holds; None when refused (and closed)."""
         scopes = [self._scope(n) for n in self.scopes]
         grant, wait = amount, False
@@ -159,7 +160,7 @@ class MemoryBudget:
             least = amount if asked is None else max(0, min(asked, amount))
             outcome = self._try(amount, least)
             if outcome is not False:
-                return outcome or None
+                return outcome
             if time.monotonic() >= deadline:
                 return None
             await asyncio.sleep(pause)

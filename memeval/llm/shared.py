@@ -73,8 +73,11 @@ class SpendBudget(Protocol):
         amount_micros: int,
         *,
         min_micros: int | Callable[[], Awaitable[int]] | None = None,
+        max_wait_s: float = ...,
     ) -> Hold | None:
-        """A hold, or None once the budget is spent."""
+        """A hold of `amount_micros`, or at the budget's tail of less but at least
+        `min_micros` (asked again before every poll); None once the budget is spent, or when
+        in-flight holds still fill it after `max_wait_s`."""
         ...
 
     async def settle(
