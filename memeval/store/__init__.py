@@ -5,13 +5,22 @@ read from here. One SQLite file serves a laptop; PostgreSQL serves a fleet.
 """
 
 from memeval.secrets import scrub_secrets
-from memeval.store.models import CaseKey, PlannedCase, RunRecord, RunStatus, UnknownRun
-from memeval.store.repo import Store, open_store
+from memeval.store.models import (
+    CaseKey,
+    PlannedCase,
+    RunMatch,
+    RunRecord,
+    RunStatus,
+    UnknownRun,
+)
+from memeval.store.repo import LATEST, Store, open_store
 from memeval.store.settings import StoreSettings, database_url
 
 __all__ = [
+    "LATEST",
     "CaseKey",
     "PlannedCase",
+    "RunMatch",
     "RunRecord",
     "RunStatus",
     "Store",

@@ -62,6 +62,16 @@ class RunRecord(BaseModel):
         default_factory=dict, description="Stored case results per status."
     )
 
+    @property
+    def subset(self) -> str | None:
+        """What part of its suite the run planned ("temporal only"), None for the whole."""
+        named = self.options.get(SUBSET)
+        return named if isinstance(named, str) and named else None
+
+
+SUBSET = "subset"
+"""The key, among a run's options, of the subset it planned (`--dimension`, `--only`)."""
+
 
 class PaidState(StrEnum):
     sent = "sent"  # on its way: counted at its hold until the bill is known
@@ -95,8 +105,27 @@ class Overbilling(NamedTuple):
 
 
 class UnknownRun(UsageError):
-    """A run id that is not in the store, usually a typo in `--resume`."""
+    """A run id, label or `latest` that names no run in the store, usually a typo."""
 
     def __init__(self, run_id: str) -> None:
-        super().__init__(f"no run `{run_id}` in the results store", fix="list runs to find its id")
+        super().__init__(
+            f"no run `{run_id}` in the results store",
+            fix="`memeval runs` lists the runs with their ids and labels",
+        )
         self.run_id = run_id
+
+
+class RunMatch(NamedTuple):
+    """The run a reference names, and the older runs sharing its label that it hides."""
+
+    record: RunRecord
+    shadowed: list[str]
+
+    def note(self, ref: str) -> str | None:
+        """What a command prints when `ref` named several runs and it picked the newest."""
+        if not self.shadowed:
+            return None
+        return (
+            f"`{ref}` names {len(self.shadowed) + 1} runs; using the newest, {self.record.id} "
+            f"(older: {', '.join(self.shadowed)})"
+        )

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cache
+from itertools import count
 from types import TracebackType
 from typing import Any, Self
 
@@ -26,10 +27,12 @@ from memeval.secrets import redact_model, scrub_secrets
 from memeval.store.convert import case_values, check_values, probe_values, run_record
 from memeval.store.engine import WRITE, create_schema, make_engine
 from memeval.store.models import (
+    SUBSET,
     CaseKey,
     Overbilling,
     PaidCall,
     PlannedCase,
+    RunMatch,
     RunRecord,
     RunStatus,
     UnknownRun,
@@ -37,6 +40,9 @@ from memeval.store.models import (
 from memeval.store.settings import database_url
 from memeval.store.tables import CaseRow, CheckRow, PaidCallRow, ProbeRow, RunRow, utcnow
 
+LATEST = "latest"
+"""The reference `report`, `status` and `compare` take for the newest run in the store."""
+_LABEL_LOCK = 0x6D656D6C6162  # "memlab": serialises label claims across Postgres clients
 LOST_REASON = "the worker stopped before it reported a result"
 _CASE_KEY = ("run_id", "case_id", "trial")
 _DONE = CaseStatus.done.value
@@ -158,18 +164,26 @@ class Store:
         options: Mapping[str, Any] | None = None,
         prompt_version: str | None = None,
         run_id: str | None = None,
+        subset: str | None = None,
     ) -> RunRecord:
-        """Record a run and its plan before any case is dispatched, so resume knows the whole."""
+        """Record a run and its plan before any case is dispatched, so resume knows the whole.
+
+        The label is claimed here, in the transaction that writes the run: a label another run
+        holds gets the first free suffix (`nightly` -> `nightly-2`), so re-running with the
+        same `--label` in a CI loop keeps every run's reports. The record returned holds the
+        label used. `subset` names what part of the suite was planned ("temporal only").
+        """
         keys = [p.key for p in planned]
         if len(set(keys)) != len(keys):
             raise ValueError("the plan lists some case/trial more than once")
+        given = scrub_secrets(options or {})
         row = RunRow(
             id=run_id or new_run_id(),
             label=label,
             engine=engine,
             suite=suite,
             status=RunStatus.running.value,
-            options=scrub_secrets(options or {}),
+            options=given | {SUBSET: subset} if subset else given,
             prompt_version=prompt_version,
             created_at=utcnow(),
             planned_count=len(planned),
@@ -177,12 +191,56 @@ class Store:
         )
         try:
             with self._write() as session:
+                row.label = self._free_label(session, label)
                 session.add(row)
         except IntegrityError as exc:
             raise UsageError(
                 f"a run `{row.id}` already exists", fix="pick another run id, or resume that run"
             ) from exc
         return run_record(row, {})
+
+    @staticmethod
+    def _free_label(session: Session, label: str) -> str:
+        """`label`, or `label-N` with the smallest N from 2 that no run holds. On Postgres an
+        advisory lock serialises claims; SQLite's write transaction already does."""
+        if session.get_bind().dialect.name == "postgresql":
+            session.execute(select(func.pg_advisory_xact_lock(_LABEL_LOCK)))
+        taken = set(
+            session.exec(
+                select(RunRow.label).where(
+                    or_(
+                        col(RunRow.label) == label,
+                        col(RunRow.label).startswith(f"{label}-", autoescape=True),
+                    )
+                )
+            ).all()
+        )
+        if label not in taken:
+            return label
+        return next(f"{label}-{n}" for n in count(2) if f"{label}-{n}" not in taken)
+
+    def resolve_run(self, ref: str) -> RunMatch:
+        """The run `ref` names: a run id, `latest` (the newest run), or a label.
+
+        A label held by several runs (stores written before labels were claimed, or runs
+        labelled by hand) names the newest of them; the others come back as `shadowed`, so
+        the caller can say which run it picked. Raises UnknownRun when nothing matches.
+        """
+        with self._read() as session:
+            row = session.get(RunRow, ref)
+            newest = col(RunRow.created_at).desc(), col(RunRow.id).desc()
+            if row is None and ref == LATEST:
+                row = session.exec(select(RunRow).order_by(*newest).limit(1)).first()
+            rows = [row] if row is not None else []
+            if not rows:
+                rows = list(
+                    session.exec(select(RunRow).where(RunRow.label == ref).order_by(*newest))
+                )
+            if not rows:
+                raise UnknownRun(ref)
+            first = rows[0]
+            record = run_record(first, self._counts(session, [first.id])[first.id])
+            return RunMatch(record, [r.id for r in rows[1:]])
 
     def finish_run(self, run_id: str, status: RunStatus = RunStatus.finished) -> RunRecord:
         if status is RunStatus.running:
