@@ -9,21 +9,21 @@ Redis, so a sweep and farm runs on the same broker share a model's limits.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Annotated
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from memeval.cli import sweep_options as opt
 from memeval.cli.estimate import estimate_command
 from memeval.cli.options import BaseUrl, Prices, Rates
-from memeval.cli.paths import check_output
 from memeval.cli.stop import stop_gently_on_sigterm
-from memeval.cli.store import usable_store
+from memeval.cli.sweep_options import SweepFlags
 from memeval.engines.registry import validate as validate_engine
 from memeval.errors import UsageError
+from memeval.evaluation.paths import check_output
+from memeval.evaluation.store import usable_store
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import budget_micros, parse_models
 from memeval.llm.sweep import Profile, SweepConfig, SweepReport, parse_profile
@@ -33,7 +33,6 @@ from memeval.report.markdown import pct
 from memeval.results import CaseStatus
 from memeval.secrets import redact_model
 from memeval.suites.catalog import resolve
-from workers.embedded import Pool
 from workers.farm import connect
 from workers.settings import load_settings
 from workers.sweep import sweep
@@ -43,116 +42,112 @@ INTERRUPTED = 130
 
 
 def sweep_command(
-    models: Annotated[str, typer.Option("--models", help="Comma-separated model ids.")],
-    budget_usd: Annotated[float, typer.Option(help="The most the whole sweep may spend.")],
-    trials: Annotated[int, typer.Option(min=1, help="Run every case this many times.")] = 1,
-    suite: Annotated[str, typer.Option(help="lifecycle, dimensions, all, or a path.")] = "all",
-    engine: Annotated[str, typer.Option(help="Engine, when no --profile is given.")] = "reference",
-    profile: Annotated[
-        list[str] | None,
-        typer.Option(help="Engine profile `NAME: --engine E --k N`, swept like a model."),
-    ] = None,
-    only: Annotated[list[str] | None, typer.Option(help="Only this case id (repeatable).")] = None,
-    dimension: Annotated[
-        list[str] | None, typer.Option(help="Only fixtures of this dimension (repeatable).")
-    ] = None,
+    ctx: typer.Context,
+    models: opt.Models,
+    budget_usd: opt.BudgetUsd,
+    trials: opt.Trials = 1,
+    suite: opt.Suite = "all",
+    engine: opt.Engine = "reference",
+    profile: opt.Profiles = None,
+    only: opt.Only = None,
+    dimension: opt.Dimensions = None,
     rate: Rates = None,
     price: Prices = None,
     base_url: BaseUrl = None,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Completion cap per call.")] = MAX_TOKENS,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            "--workers",
-            "--concurrency",
-            min=1,
-            help="Local worker processes (or threads). [default: CPUs]",
-        ),
-    ] = None,
-    pool: Annotated[Pool, typer.Option(help="Local worker pool.")] = "prefork",
-    redis_url: Annotated[
-        str | None,
-        typer.Option(hidden=True, help="Ignored: budgets and limits live in the farm's Redis."),
-    ] = None,
-    json_path: Annotated[
-        Path | None, typer.Option("--json", help="Write the sweep report here.")
-    ] = None,
-    verbose: Annotated[bool, typer.Option(help="Print each case as it lands.")] = False,
-    dry_run: Annotated[
-        bool, typer.Option(help="Print the expected model calls and dollars, then stop.")
-    ] = False,
+    max_tokens: opt.MaxTokens = MAX_TOKENS,
+    workers: opt.Workers = None,
+    pool: opt.WorkerPool = "prefork",
+    redis_url: opt.RedisUrl = None,
+    json_path: opt.JsonPath = None,
+    verbose: opt.Verbose = False,
+    dry_run: opt.DryRun = False,
 ) -> None:
     """Answer the suites with several models under one budget on the farm, then compare them.
 
     Exit codes: 0 the sweep ran to its end (cases skipped by the budget included), 2 bad input,
     130 interrupted (the runs keep what landed and the partial comparison is printed).
     """
+    flags = SweepFlags.model_validate(ctx.params)
     stop_gently_on_sigterm()
-    names = parse_models(models)
-    budget_micros(budget_usd)  # zero, negative or NaN stops here, before anything else
-    check_output("--json", json_path)
-    profiles = [parse_profile(p, engine) for p in profile or []] or [
-        Profile(name=engine, engine=engine)
-    ]
-    if len({p.name for p in profiles}) < len(profiles):
-        raise UsageError("two profiles share a name", fix="name each --profile differently")
-    for each in profiles:
-        validate_engine(each.engine)  # also under --dry-run, which never reaches the farm
-    if dry_run:
-        estimate_command(
-            models=models,
-            suite=suite,
-            only=only,
-            dimension=dimension,
-            trials=trials,
-            profiles=len(profiles),
-            max_tokens=max_tokens,
-            price=price,
-            base_url=base_url,
-            budget_usd=budget_usd,
-        )
+    names = parse_models(flags.models)
+    budget_micros(flags.budget_usd)  # zero, negative or NaN stops here, before anything else
+    check_output("--json", flags.json_path)
+    profiles = _profiles(flags.profile, flags.engine)
+    if flags.dry_run:
+        _estimate(flags, len(profiles))
         return
-    if redis_url is not None:
+    if flags.redis_url is not None:
         out.print(
             "[yellow]warning:[/] --redis-url is ignored: a sweep runs on the farm and keeps its "
             "budget and limits in the farm's Redis (set MEMEVAL_BROKER_URL to share one)",
             highlight=False,
         )
-    chosen = select(resolve(suite), only or [], dimension or [])
+    report = _sweep(flags, names, profiles)
+    if flags.json_path is not None:
+        flags.json_path.parent.mkdir(parents=True, exist_ok=True)
+        flags.json_path.write_text(redact_model(report).model_dump_json(indent=2))
+    print_sweep(report, out)
+    if report.interrupted:
+        raise typer.Exit(INTERRUPTED)
+
+
+def _profiles(given: list[str] | None, engine: str) -> list[Profile]:
+    """The engine profiles swept, checked (also under --dry-run, which never reaches the
+    farm); without --profile, the one engine."""
+    profiles = [parse_profile(p, engine) for p in given or []] or [
+        Profile(name=engine, engine=engine)
+    ]
+    if len({p.name for p in profiles}) < len(profiles):
+        raise UsageError("two profiles share a name", fix="name each --profile differently")
+    for each in profiles:
+        validate_engine(each.engine)
+    return profiles
+
+
+def _estimate(flags: SweepFlags, profiles: int) -> None:
+    estimate_command(
+        models=flags.models,
+        suite=flags.suite,
+        only=flags.only,
+        dimension=flags.dimension,
+        trials=flags.trials,
+        profiles=profiles,
+        max_tokens=flags.max_tokens,
+        price=flags.price,
+        base_url=flags.base_url,
+        budget_usd=flags.budget_usd,
+    )
+
+
+def _sweep(flags: SweepFlags, names: list[str], profiles: list[Profile]) -> SweepReport:
+    chosen = select(resolve(flags.suite), flags.only or [], flags.dimension or [])
     try:
         config = SweepConfig(
             models=names,
-            budget_usd=budget_usd,
+            budget_usd=flags.budget_usd,
             profiles=profiles,
-            suite=suite,
-            trials=trials,
-            rates=rate or [],
-            prices=price or [],
-            base_url=base_url,
-            max_tokens=max_tokens,
+            suite=flags.suite,
+            trials=flags.trials,
+            rates=flags.rate or [],
+            prices=flags.price or [],
+            base_url=flags.base_url,
+            max_tokens=flags.max_tokens,
         )
     except ValidationError as exc:
         first = exc.errors()[0]
         raise UsageError(f"--{first['loc'][0]}: {first['msg']}") from None
     settings = load_settings()
-    shared = connect(settings)
-    report = sweep(
+    return sweep(
         config,
         chosen,
         settings=settings,
-        shared=shared,
+        shared=connect(settings),
         store=usable_store(),
         console=out,
-        workers=workers or os.cpu_count() or 1,
-        pool=pool,
-        verbose=verbose,
+        workers=flags.workers or os.cpu_count() or 1,
+        pool=flags.pool,
+        verbose=flags.verbose,
     )
-    if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(redact_model(report).model_dump_json(indent=2))
-    print_sweep(report, out)
-    if report.interrupted:
-        raise typer.Exit(INTERRUPTED)
 
 
 def print_sweep(report: SweepReport, console: Console) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from memeval.cli.model_options import paid_so_far
+from memeval.evaluation.models import paid_so_far
 from memeval.llm.answer import PaidCalls
 from memeval.llm.prompt import messages
 from memeval.results import CaseResult, CaseStatus

@@ -1,4 +1,4 @@
-"""`memeval run`'s model, rate and budget options, turned into what its tasks carry.
+"""A run's model, rate and budget options, turned into what its tasks carry.
 
 Everything that can fail (a bad rate, a price missing under a budget, a key that is not set)
 fails here, before the run exists, so a typo never costs a half-finished run.
@@ -10,7 +10,7 @@ import asyncio
 import os
 from collections.abc import Callable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from rich.console import Console
 
 from memeval.errors import UsageError
@@ -23,6 +23,21 @@ from memeval.store import Store
 from workers.budget import open_budget
 
 DEFAULT_MODEL = "openai/gpt-4.1-mini"
+
+
+class ModelOptions(BaseModel):
+    """What `memeval run`'s model flags (and `memeval.evaluate(llm=...)`) ask for; the
+    fields are None when not given, so options given without `llm` can be named."""
+
+    llm: bool = False
+    model: str | None = None
+    judge: str | None = None
+    base_url: str | None = None
+    max_tokens: int | None = None
+    prices: list[str] = Field(default_factory=list)
+    rates: list[str] = Field(default_factory=list)
+    budget_usd: float | None = None
+    model_timeout: float | None = None
 
 
 class ModelPlan(BaseModel):
@@ -73,66 +88,57 @@ def paid_so_far(store: Store, run_id: str, scopes: list[str]) -> int:
     return max(recorded, stored)
 
 
-def plan_models(
-    *,
-    run_id: str,
-    llm: bool,
-    model: str | None,
-    base_url: str | None,
-    max_tokens: int | None,
-    prices: list[str],
-    rates: list[str],
-    budget_usd: float | None,
-    console: Console,
-    judge: str | None = None,
-    model_timeout: float | None = None,
-) -> ModelPlan:
-    cap = budget_micros(budget_usd)
-    parsed = parse_rates(rates)
-    if not llm:
-        stray = [
-            name
-            for name, value in (
-                ("--model", model),
-                ("--judge", judge),
-                ("--budget-usd", budget_usd),
-                ("--base-url", base_url),
-                ("--max-tokens", max_tokens),
-                ("--model-timeout", model_timeout),
-            )
-            if value is not None
-        ]
-        if prices:
-            stray.append("--price")
-        if stray:
-            raise UsageError(
-                f"{', '.join(stray)} only apply when a model answers",
-                fix="add --llm, or drop those options",
-            )
+def plan_models(run_id: str, options: ModelOptions, console: Console) -> ModelPlan:
+    cap = budget_micros(options.budget_usd)
+    parsed = parse_rates(options.rates)
+    if not options.llm:
+        _no_model_options(options)
         return ModelPlan(llm=None, rates=parsed, budget_micros=None)
-    name = model or DEFAULT_MODEL
-    kwargs = {"max_tokens": max_tokens} if max_tokens is not None else {}
+    name = options.model or DEFAULT_MODEL
+    given = {"max_tokens": options.max_tokens} if options.max_tokens is not None else {}
     setup = asyncio.run(
         prepare(
-            list(dict.fromkeys([name, *([judge] if judge else [])])),
-            base_url=base_url,
-            prices=prices,
-            rates=rates,
-            budget_usd=budget_usd,
+            list(dict.fromkeys([name, *([options.judge] if options.judge else [])])),
+            base_url=options.base_url,
+            prices=options.prices,
+            rates=options.rates,
+            budget_usd=options.budget_usd,
             scope=scope(run_id) if cap is not None else None,
-            timeout_s=model_timeout,
-            **kwargs,
+            timeout_s=options.model_timeout,
+            **given,
         )
     )
     for warning in setup.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     spec = setup.specs[name]
-    if judge:
-        grader = setup.specs[judge].model_copy(
+    if options.judge:
+        grader = setup.specs[options.judge].model_copy(
             update={"max_tokens": JUDGE_MAX_TOKENS, "prompt_version": JUDGE_PROMPT_VERSION}
         )
         spec = spec.model_copy(update={"judge": grader})
     return ModelPlan(llm=spec, rates=parsed, budget_micros=cap)
+
+
+def _no_model_options(options: ModelOptions) -> None:
+    stray = [
+        name
+        for name, value in (
+            ("--model", options.model),
+            ("--judge", options.judge),
+            ("--budget-usd", options.budget_usd),
+            ("--base-url", options.base_url),
+            ("--max-tokens", options.max_tokens),
+            ("--model-timeout", options.model_timeout),
+        )
+        if value is not None
+    ]
+    if options.prices:
+        stray.append("--price")
+    if stray:
+        raise UsageError(
+            f"{', '.join(stray)} only apply when a model answers",
+            fix="add --llm, or drop those options",
+        )
 
 
 def in_process_redis(plan: ModelPlan) -> str | None:

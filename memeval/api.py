@@ -1,0 +1,192 @@
+"""memeval from Python: evaluate an engine, load a run, compare runs.
+
+    import memeval
+    report = memeval.evaluate("reference", suites="dimensions")
+    print(report.composite)
+
+`memeval run` is a thin layer over the same functions (`memeval.evaluation`), so a run made
+here is a run in the results store like any other: `memeval report`, `memeval compare` and
+`memeval run --resume` all take its id. Bad input raises `memeval.errors.UsageError` with a
+`fix`; nothing here exits the interpreter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TypeAlias
+
+from pydantic import BaseModel, Field, ValidationError
+from rich.console import Console
+
+from memeval.errors import UsageError
+from memeval.evaluation.engines import EngineArg, choose_engine
+from memeval.evaluation.execution import Execution, Farm, execute
+from memeval.evaluation.models import ModelOptions
+from memeval.evaluation.outcome import Stop
+from memeval.evaluation.outputs import Outputs
+from memeval.evaluation.planning import RunRequest, concurrency, plan_new
+from memeval.evaluation.store import usable_store
+from memeval.report.compare import CompareReport, GroupBy
+from memeval.report.compare import compare as compare_reports
+from memeval.report.source import load_report
+from memeval.report.stats import RESAMPLES
+from memeval.report.stored import fold
+from memeval.results import RunReport
+from memeval.store import UnknownRun, open_store
+from workers.farm import check_engine
+from workers.settings import FarmSettings, load_settings
+
+EMBEDDED = "embedded"
+
+Llm: TypeAlias = bool | str | ModelOptions | None
+RunRef: TypeAlias = str | RunReport
+
+
+class _Numbers(BaseModel):
+    """The numeric arguments, checked before anything starts; errors name the argument."""
+
+    trials: int = Field(ge=1)
+    budget_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    workers: int | None = Field(default=None, ge=1)
+
+
+def evaluate(
+    engine: EngineArg = "reference",
+    suites: str = "all",
+    *,
+    only: str | Sequence[str] | None = None,
+    dimension: str | Sequence[str] | None = None,
+    trials: int = 1,
+    llm: Llm = None,
+    budget_usd: float | None = None,
+    rates: Sequence[str] | None = None,
+    farm: str | None = None,
+    label: str | None = None,
+    keep: bool = False,
+    workers: int | None = None,
+    out: Path | str | None = None,
+    database_url: str | None = None,
+    console: Console | None = None,
+) -> RunReport:
+    """Run `suites` (lifecycle, dimensions, all, or a path) against `engine` and return the
+    run's report, as `memeval run` would.
+
+    `engine`: a registry reference ("reference", "http?url=...", "pkg.module:Class"), an
+    `Engine` subclass, or an instance (in this process only). `farm`: None runs the cases in
+    this process; "embedded" starts a private Redis and local workers; a broker URL sends them
+    to a fleet's `memeval worker` processes. `llm`: True for the default answering model, a
+    model id, or `ModelOptions`. `out`: also write report.md/.json/.html into this folder.
+    Progress and warnings go to `console` (default: stderr). Ctrl-C closes the run as
+    interrupted (resumable with `memeval run --resume`) and re-raises.
+    """
+    _check_numbers(trials=trials, budget_usd=budget_usd, workers=workers)
+    shown = console or Console(stderr=True)
+    chosen = choose_engine(engine, in_process=farm is None)
+    where = Farm.connected(_farm_settings(farm), in_process=farm is None)
+    store = usable_store(database_url)
+    try:
+        if chosen.local is None:
+            check_engine(chosen.ref, remote=where.shared is not None)
+        request = RunRequest(
+            engine=chosen.ref,
+            suite=suites,
+            only=_listed(only),
+            dimension=_listed(dimension),
+            trials=trials,
+            keep=keep,
+            label=label,
+            models=_model_options(llm, budget_usd, rates),
+        )
+        planned = plan_new(store, request, shown)
+        how = Execution(
+            workers=concurrency(workers),
+            console=shown,
+            outputs=None if out is None else Outputs(out_dir=Path(out)),
+            engine=chosen.local,
+        )
+        end = execute(where, store, planned, how)
+    finally:
+        store.dispose()
+    if end.stop is Stop.interrupted:
+        raise KeyboardInterrupt
+    if end.error is not None:
+        raise end.error
+    return end.report
+
+
+def load_run(run: str, *, database_url: str | None = None) -> RunReport:
+    """A run's report: by run id, label (the newest run holding it), `latest`, a report.json
+    or the folder holding one. From the store it is folded afresh, resumed cases included."""
+    try:
+        return load_report(run, database_url)
+    except UnknownRun:
+        with open_store(database_url) as store:
+            return fold(store, store.resolve_run(run).record)
+
+
+def compare(
+    baseline: RunRef,
+    candidate: RunRef,
+    *more: RunRef,
+    by: GroupBy = GroupBy.label,
+    resamples: int = RESAMPLES,
+    database_url: str | None = None,
+) -> CompareReport:
+    """What `memeval compare` prints, as a model: each candidate against `baseline`, every
+    difference called better, worse or within noise. Runs are reports or anything
+    `load_run` takes; runs sharing a label (`by`) pool as repeats of one configuration."""
+    reports = [
+        each if isinstance(each, RunReport) else load_run(each, database_url=database_url)
+        for each in (baseline, candidate, *more)
+    ]
+    return compare_reports(reports, baseline=reports[0].run_id, by=by, resamples=resamples)
+
+
+def _check_numbers(**given: object) -> None:
+    try:
+        _Numbers.model_validate(given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = first["loc"][0]
+        raise UsageError(
+            f"{field}: {first['msg'].lower()}, not {given[str(field)]!r}",
+            fix=f"give {field} a valid value, or leave it out",
+        ) from None
+
+
+def _farm_settings(farm: str | None) -> FarmSettings:
+    """This process's farm settings, with the broker the caller chose."""
+    settings = load_settings()
+    if farm is None or farm == EMBEDDED:
+        return settings.model_copy(update={"broker_url": None})
+    if "://" not in farm:
+        raise UsageError(
+            f"farm `{farm}` is neither `{EMBEDDED}` nor a broker URL",
+            fix="pass farm=None (this process), farm='embedded', or redis://HOST:6379/0",
+        )
+    return FarmSettings.model_validate(settings.model_dump() | {"broker_url": farm})
+
+
+def _model_options(llm: Llm, budget_usd: float | None, rates: Sequence[str] | None) -> ModelOptions:
+    if llm is None or llm is False:
+        if budget_usd is not None:
+            raise UsageError(
+                "budget_usd only applies when a model answers",
+                fix="pass llm=True (or a model id), or drop budget_usd",
+            )
+        return ModelOptions(rates=list(rates or []))
+    given = llm if isinstance(llm, ModelOptions) else ModelOptions()
+    if isinstance(llm, str):
+        given = ModelOptions(model=llm)
+    update: dict[str, object] = {"llm": True}
+    if budget_usd is not None:
+        update["budget_usd"] = budget_usd
+    if rates:
+        update["rates"] = list(rates)
+    return given.model_copy(update=update)
+
+
+def _listed(names: str | Sequence[str] | None) -> list[str]:
+    """One name or several: a bare string is one name, not its letters."""
+    return [names] if isinstance(names, str) else list(names or [])

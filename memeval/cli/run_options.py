@@ -1,0 +1,153 @@
+"""`memeval run`'s options: declared once here (flag, type, help), parsed by typer, and handed
+on whole as `RunFlags`, which turns them into what the run layer takes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import BaseModel, field_validator
+
+from memeval.engines.registry import with_options
+from memeval.evaluation.models import DEFAULT_MODEL, ModelOptions
+from memeval.evaluation.outputs import Outputs
+from memeval.evaluation.planning import RunRequest
+from workers.embedded import Pool
+
+Engine = Annotated[
+    str | None, typer.Option(help="Engine to evaluate: reference, naive, ... [default: reference]")
+]
+Url = Annotated[
+    str | None, typer.Option(help="Base URL of the engine's service (e.g. for --engine http).")
+]
+EnrichWait = Annotated[
+    float | None,
+    typer.Option(help="cortex, tinyhumans: most seconds to wait for enrichment to drain."),
+]
+Suite = Annotated[
+    str | None, typer.Option(help="lifecycle, dimensions, all, or a path. [default: all]")
+]
+Label = Annotated[str | None, typer.Option(help="Name for this run in reports.")]
+Only = Annotated[list[str] | None, typer.Option(help="Run only this case id (repeatable).")]
+Dimensions = Annotated[
+    list[str] | None, typer.Option(help="Run only fixtures of this dimension (repeatable).")
+]
+Trials = Annotated[int | None, typer.Option(help="Run every case this many times.")]
+Keep = Annotated[bool, typer.Option(help="Skip the forget step, to inspect the engine.")]
+Verbose = Annotated[bool, typer.Option(help="Print each case as it lands.")]
+Workers = Annotated[
+    int | None, typer.Option(help="Local worker processes (or threads). [default: CPUs]")
+]
+WorkerPool = Annotated[Pool, typer.Option(help="Local worker pool.")]
+Detach = Annotated[
+    bool, typer.Option(help="Dispatch, print the run id and return (needs a broker).")
+]
+Resume = Annotated[
+    str | None,
+    typer.Option(help="Send a run's missing, lost and errored cases again.", metavar="RUN_ID"),
+]
+InProcess = Annotated[
+    bool, typer.Option("--in-process", help="Debug: run in this process, no farm.")
+]
+OutDir = Annotated[
+    Path | None, typer.Option("--out", help="Report folder. [default: ./memeval-runs/<label>/]")
+]
+JsonPath = Annotated[Path | None, typer.Option("--json", help="Also write the JSON report here.")]
+MdPath = Annotated[Path | None, typer.Option("--md", help="Also write the markdown report here.")]
+Llm = Annotated[
+    bool, typer.Option("--llm", help="A model answers every probe and query from its pack.")
+]
+Model = Annotated[str | None, typer.Option(help=f"The answering model. [default: {DEFAULT_MODEL}]")]
+Judge = Annotated[
+    str | None,
+    typer.Option(
+        help="With --llm: this model grades every answer against the gold one, on the "
+        "same budget (KPI judge_answer; prompt judge-v1).",
+        metavar="MODEL",
+    ),
+]
+MaxTokens = Annotated[int | None, typer.Option(help="Completion cap per answer.")]
+BudgetUsd = Annotated[
+    float | None, typer.Option(help="Most the answering model may spend on this run.")
+]
+DryRun = Annotated[
+    bool, typer.Option(help="Print the expected model calls and dollars, then stop.")
+]
+
+
+class RunFlags(BaseModel):
+    """The options as typer parsed them, by parameter name."""
+
+    engine: str | None
+    url: str | None
+    enrich_wait: float | None
+    suite: str | None
+    label: str | None
+    only: list[str] | None
+    dimension: list[str] | None
+    trials: int | None
+    keep: bool
+    verbose: bool
+    workers: int | None
+    pool: Pool
+    detach: bool
+    resume: str | None
+    in_process: bool
+    out_dir: Path | None
+    json_path: Path | None
+    md_path: Path | None
+    llm: bool
+    model: str | None
+    judge: str | None
+    base_url: str | None
+    max_tokens: int | None
+    budget_usd: float | None
+    price: list[str] | None
+    rate: list[str] | None
+    model_timeout: float | None
+    dry_run: bool
+    fail_under: float | None
+    fail_on_regression: str | None
+
+    @field_validator("only", "dimension", "price", "rate", mode="before")
+    @classmethod
+    def _unset_is_none(cls, value: object) -> object:
+        """Click reports a repeatable option given no times as `()`; typer passes None."""
+        return value or None
+
+    def request(self) -> RunRequest:
+        # `--engine ""` is a mistake to report, not a request for the default engine.
+        engine = "reference" if self.engine is None else self.engine
+        return RunRequest(
+            engine=with_options(engine, url=self.url, enrich_wait=self.enrich_wait),
+            suite=self.suite or "all",
+            only=self.only or [],
+            dimension=self.dimension or [],
+            trials=self.trials,
+            keep=self.keep,
+            label=self.label,
+            models=self.models(),
+        )
+
+    def models(self) -> ModelOptions:
+        return ModelOptions(
+            llm=self.llm,
+            model=self.model,
+            judge=self.judge,
+            base_url=self.base_url,
+            max_tokens=self.max_tokens,
+            prices=self.price or [],
+            rates=self.rate or [],
+            budget_usd=self.budget_usd,
+            model_timeout=self.model_timeout,
+        )
+
+    def outputs(self) -> Outputs:
+        return Outputs(out_dir=self.out_dir, json_path=self.json_path, md_path=self.md_path)
+
+    def names_a_new_run(self) -> bool:
+        """Whether any option only a new run takes is given: a resume runs with the options
+        its run was given."""
+        given = (self.engine, self.url, self.enrich_wait, self.suite, self.label, self.only)
+        return any(v is not None for v in (*given, self.dimension, self.trials)) or self.keep

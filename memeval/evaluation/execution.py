@@ -1,0 +1,169 @@
+"""Running a planned run's cases, in this process or on a farm, to a closed run and its reports.
+
+Whatever stops the run early (Ctrl-C, SIGTERM, a broker that stays away, an engine that goes
+down or out of credit), the run is closed as interrupted with what landed, and its reports are
+written, so `memeval run --resume` can finish it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from celery import Celery
+from pydantic import BaseModel, ConfigDict
+from rich.console import Console
+
+from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable
+from memeval.errors import MemevalError
+from memeval.evaluation.models import in_process_redis
+from memeval.evaluation.outcome import RunEnd, Stop, credits_out
+from memeval.evaluation.outputs import Outputs
+from memeval.evaluation.planning import PlannedRun
+from memeval.inprocess import run_plan
+from memeval.llm.answer import PaidCalls
+from memeval.plan import CaseRef, RunPlan
+from memeval.results import CaseResult
+from memeval.store import RunStatus, Store
+from workers.aggregate import finalize
+from workers.broker import BrokerGone
+from workers.dispatch import dispatch
+from workers.embedded import Pool
+from workers.farm import connect, preflight_fleet, run_on_farm
+from workers.redis_state import redis_state
+from workers.settings import FarmSettings
+
+
+class Farm(BaseModel):
+    """Where the cases run: in this process, on an embedded farm (no `shared` app), or on the
+    fleet behind `shared`'s broker."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    settings: FarmSettings
+    in_process: bool = False
+    shared: Celery | None = None
+
+    @classmethod
+    def connected(cls, settings: FarmSettings, *, in_process: bool) -> Farm:
+        """The fleet's broker is checked reachable here, before the run exists."""
+        return cls(
+            settings=settings,
+            in_process=in_process,
+            shared=None if in_process else connect(settings),
+        )
+
+
+class Execution(BaseModel):
+    """How to run the cases: local concurrency and pool, progress lines, where reports go."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    workers: int
+    pool: Pool = "prefork"
+    verbose: bool = False
+    outputs: Outputs | None = None
+    console: Console
+    engine: Engine | None = None
+    """An engine object to run in this process instead of building one from the reference."""
+
+
+def detach(farm: Farm, store: Store, planned: PlannedRun, console: Console) -> None:
+    """Send the cases to the fleet and return; its workers finish the run."""
+    assert farm.shared is not None, "a detached run needs a fleet"
+    opener = planned.models.opener(console)
+    if opener is not None:
+        opener(str(farm.shared.conf.result_backend))
+    if planned.jobs:
+        preflight_fleet(farm.shared, farm.settings, store, planned.jobs, console)
+        dispatch(farm.shared, planned.run_id, planned.jobs)
+
+
+def execute(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> RunEnd:
+    run_id = planned.run_id
+    try:
+        _run(farm, store, planned, how)
+    except KeyboardInterrupt:
+        return _stopped(store, planned, how, Stop.interrupted)
+    except EngineUnavailable as exc:
+        fix = f"then `memeval run --resume {run_id}`"
+        error = MemevalError(f"the engine is unavailable: {exc}", fix=fix)
+        return _stopped(store, planned, how, Stop.engine, error)
+    except BrokerGone as exc:
+        error = MemevalError(exc.message, fix=f"{exc.fix}: `memeval run --resume {run_id}`")
+        return _stopped(store, planned, how, Stop.broker, error)
+    except CreditsExhausted as exc:  # only in-process runs see it: workers store it as results
+        return _stopped(store, planned, how, Stop.credits, credits_out(str(exc), run_id))
+    report = finalize(store, run_id)
+    if how.outputs is not None:
+        how.outputs.write(report, planned.label, how.console)
+    return RunEnd(report=report)
+
+
+def _stopped(
+    store: Store,
+    planned: PlannedRun,
+    how: Execution,
+    stop: Stop,
+    error: MemevalError | None = None,
+) -> RunEnd:
+    report = finalize(store, planned.run_id, RunStatus.interrupted)
+    if how.outputs is not None:
+        how.outputs.write(report, planned.label, how.console)
+    return RunEnd(report=report, stop=stop, error=error)
+
+
+def _run(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> None:
+    if not farm.in_process:
+        run_on_farm(
+            farm.settings,
+            farm.shared,
+            store,
+            planned.run_id,
+            planned.jobs,
+            workers=how.workers,
+            pool=how.pool,
+            console=how.console,
+            verbose=how.verbose,
+            before_dispatch=planned.models.opener(how.console),
+        )
+        return
+    redis_url = in_process_redis(planned.models)
+    opener = planned.models.opener(how.console)
+    if opener is not None and redis_url is not None:
+        opener(redis_url)
+    _in_process(store, planned, how, redis_url)
+
+
+def _in_process(store: Store, planned: PlannedRun, how: Execution, redis_url: str | None) -> None:
+    """The debugging path: the same runner in this process's event loop, same store."""
+    jobs = planned.jobs
+    if not jobs:
+        return
+    plan = RunPlan(
+        run_id=planned.run_id,
+        label=planned.run_id,
+        engine=jobs[0].engine,
+        suite="",
+        options=jobs[0].options,
+        cases=[CaseRef(case_id=job.case.id, trial=job.trial) for job in jobs],
+    )
+
+    def landed(result: CaseResult) -> None:
+        store.upsert_case_result(result)
+        if how.verbose:
+            score = "–" if result.score is None else f"{result.score:.2f}"
+            how.console.print(
+                f"{result.status.value:>6} {score:>5}  {result.case_id}#{result.trial}"
+            )
+
+    asyncio.run(
+        run_plan(
+            plan,
+            {job.case.id: job.case for job in jobs},
+            concurrency=how.workers,
+            on_result=landed,
+            shared=redis_state(redis_url),
+            ledger=PaidCalls(planned.run_id, store.record_paid_call),
+            instance=how.engine,
+        )
+    )

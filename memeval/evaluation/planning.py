@@ -1,0 +1,145 @@
+"""A run before any case is sent: a new run recorded with its whole plan, or a stopped run
+reopened with the cases it still lacks. Either way the run exists in the store first, so
+`--resume` can always complete it."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel, Field
+from rich.console import Console
+
+from memeval.engines.registry import parse_ref
+from memeval.errors import UsageError
+from memeval.evaluation.models import ModelOptions, ModelPlan, paid_so_far, plan_models
+from memeval.llm.setup import budget_micros
+from memeval.plan import new_run_id, select
+from memeval.report.stored import require_run
+from memeval.runner import RunOptions
+from memeval.store import RunRecord, Store
+from memeval.suites.catalog import resolve
+from memeval.suites.fixture import Fixture
+from memeval.suites.scenario import Scenario
+from workers.farm import check_engine
+from workers.job import CaseJob, plan_run
+
+
+class RunRequest(BaseModel):
+    """A new run as asked for, its engine already a registry reference."""
+
+    engine: str = "reference"
+    suite: str = "all"
+    only: list[str] = Field(default_factory=list)
+    dimension: list[str] = Field(default_factory=list)
+    trials: int | None = None
+    keep: bool = False
+    label: str | None = None
+    models: ModelOptions = Field(default_factory=ModelOptions)
+
+
+class PlannedRun(BaseModel):
+    """A run in the store, and the cases still to send for it."""
+
+    run_id: str
+    label: str
+    jobs: list[CaseJob]
+    models: ModelPlan
+
+
+def concurrency(workers: int | None) -> int:
+    """Local worker processes, or in-process cases at once: one per CPU unless given."""
+    if workers is None:
+        return os.cpu_count() or 1
+    if workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {workers}")
+    return workers
+
+
+def plan_new(store: Store, request: RunRequest, console: Console) -> PlannedRun:
+    """The engine is checked by the caller, who knows where it will run."""
+    run_id = new_run_id()
+    label = request.label or f"{parse_ref(request.engine).name}-{run_id}"
+    models = plan_models(run_id, request.models, console)
+    if request.trials is not None and request.trials < 1:
+        raise UsageError(f"--trials must be at least 1, not {request.trials}")
+    jobs = plan_run(
+        store,
+        run_id=run_id,
+        label=label,
+        engine=request.engine,
+        suite=request.suite,
+        cases=select(resolve(request.suite), request.only, request.dimension),
+        trials=request.trials or 1,
+        options=RunOptions(keep=request.keep, llm=models.llm, rates=models.rates),
+        budget_micros=models.budget_micros,
+    )
+    # The store may have given the run another label than the one asked for.
+    label = require_run(store, run_id).label
+    return PlannedRun(run_id=run_id, label=label, jobs=jobs, models=models)
+
+
+def plan_resume(
+    store: Store, run_id: str, budget_usd: float | None, *, check_here: bool, console: Console
+) -> PlannedRun:
+    """`check_here`: the cases run beside this process (local workers, or in it), so the
+    engine's own preflight runs before the run reopens."""
+    if check_here:
+        check_engine(require_run(store, run_id).engine, remote=False)
+    jobs, record = _reopen(store, run_id, console)
+    cap = _resumed_budget(store, record, budget_usd)
+    models = ModelPlan(llm=None, rates=[], budget_micros=None)
+    if jobs and jobs[0].options.llm is not None:
+        models = ModelPlan(
+            llm=jobs[0].options.llm,
+            rates=jobs[0].options.rates,
+            budget_micros=cap,
+            spent_micros=paid_so_far(store, run_id, jobs[0].options.llm.budget_scopes),
+            raise_cap=budget_usd is not None,
+        )
+    return PlannedRun(run_id=run_id, label=record.label, jobs=jobs, models=models)
+
+
+def _resumed_budget(store: Store, record: RunRecord, budget_usd: float | None) -> int | None:
+    """The run's budget, or the larger one this resume gives it (stored for later resumes)."""
+    recorded = record.options.get("budget_micros")
+    if budget_usd is None:
+        return recorded
+    cap = budget_micros(budget_usd)
+    if recorded is None or cap is None or cap <= recorded:
+        had = "has no budget" if recorded is None else f"has a ${recorded / 1e6:g} budget"
+        raise UsageError(
+            f"--budget-usd on --resume raises a run's budget, and run `{record.id}` {had}",
+            fix="give a larger --budget-usd, or drop it to resume within the run's own",
+        )
+    store.update_run_options(record.id, {"budget_micros": cap})
+    return cap
+
+
+def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob], RunRecord]:
+    """The run's cases without a done result, rebuilt from its suite; reopens the run."""
+    record = require_run(store, run_id)
+    missing = store.missing_cases(run_id)
+    cases: dict[str, Scenario | Fixture] = {}
+    if missing:
+        cases = {located.case.id: located.case for located in resolve(record.suite).cases}
+    gone = sorted({p.case_id for p in missing} - cases.keys())
+    if gone:
+        raise UsageError(
+            f"run `{run_id}` needs cases its suite `{record.suite}` no longer holds: "
+            + ", ".join(gone),
+            fix="restore those case files, or start a new run",
+        )
+    options = RunOptions.model_validate(record.options)
+    store.reopen_run(run_id)
+    jobs = [
+        CaseJob(
+            run_id=run_id,
+            engine=record.engine,
+            case=cases[p.case_id],
+            trial=p.trial,
+            options=options,
+        )
+        for p in missing
+    ]
+    console.print(f"resuming {run_id}: {len(jobs)} of {record.planned_count} cases to run")
+    return jobs, record
