@@ -2,23 +2,21 @@
 
 From Python: `memeval.evaluate(...)`, `memeval.load_run(...)`, `memeval.compare(...)` (see
 `memeval.api`). They load on first use, so `import memeval` (and every `memeval` command)
-stays as cheap as this file.
+stays as cheap as this file, which imports nothing, not even `typing`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; checkers read it alike
 if TYPE_CHECKING:
     from memeval.api import compare, evaluate, load_run
 
 __version__ = "0.1.0"
 __all__ = ["compare", "evaluate", "load_run"]
-_API = frozenset(__all__)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _API:
+def __getattr__(name: str) -> object:
+    if name in __all__:
         from memeval import api
 
         return getattr(api, name)
