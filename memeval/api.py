@@ -37,6 +37,8 @@ from memeval.store import UnknownRun, open_store
 from workers.farm import check_engine
 from workers.settings import FarmSettings, load_settings
 
+__all__ = ["ModelOptions", "compare", "evaluate", "load_run"]
+
 EMBEDDED = "embedded"
 
 Llm: TypeAlias = bool | str | ModelOptions | None
@@ -77,8 +79,12 @@ def evaluate(
     this process; "embedded" starts a private Redis and local workers; a broker URL sends them
     to a fleet's `memeval worker` processes. `llm`: True for the default answering model, a
     model id, or `ModelOptions`. `out`: also write report.md/.json/.html into this folder.
-    Progress and warnings go to `console` (default: stderr). Ctrl-C closes the run as
-    interrupted (resumable with `memeval run --resume`) and re-raises.
+    Progress and warnings go to `console` (default: stderr).
+
+    Cases that errored, were lost or were skipped for budget or credits are in the report,
+    with their status, as `memeval run` reports them. What stops the run itself (the engine
+    going down, the broker staying away) raises its `MemevalError`, and Ctrl-C re-raises,
+    once the run is closed as interrupted: `memeval run --resume RUN_ID` finishes it.
     """
     _check_numbers(trials=trials, budget_usd=budget_usd, workers=workers)
     shown = console or Console(stderr=True)
