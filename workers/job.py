@@ -122,22 +122,29 @@ def plan_run(
     budget_micros: int | None,
 ) -> list[CaseJob]:
     """Record the run with its whole plan, then return its jobs, trial by trial: a run that
-    exists before any case is dispatched is one `--resume` can always complete."""
-    jobs = [
-        CaseJob(run_id=run_id, engine=engine, case=case, trial=trial, options=options, label=label)
-        for trial in range(trials)
-        for case in cases
-    ]
-    store.create_run(
+    exists before any case is dispatched is one `--resume` can always complete. The jobs carry
+    the label the store gave the run (a taken one gets a suffix), as Flower should show it."""
+    plan = [(case, trial) for trial in range(trials) for case in cases]
+    record = store.create_run(
         run_id=run_id,
         label=label,
         engine=engine,
         suite=_suite_name(suite),
-        planned=[planned(job.case, job.trial) for job in jobs],
+        planned=[planned(case, trial) for case, trial in plan],
         options=options.model_dump(mode="json") | {"budget_micros": budget_micros},
         prompt_version=options.llm.prompt_version if options.llm else None,
     )
-    return jobs
+    return [
+        CaseJob(
+            run_id=run_id,
+            engine=engine,
+            case=case,
+            trial=trial,
+            options=options,
+            label=record.label,
+        )
+        for case, trial in plan
+    ]
 
 
 def _suite_name(spec: str) -> str:

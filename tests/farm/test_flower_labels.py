@@ -39,6 +39,14 @@ def test_flower_lists_each_case_with_its_run_label_and_case(shared: Farm) -> Non
         assert shown == sorted(f"run={run_id} label='{LABEL}' case='{c}' trial=0" for c in case_ids)
         assert _run_cases(port, LABEL).keys() == by_id.keys()  # the label finds the run's cases
 
+        # The label again: the store gives the run a suffix, and Flower shows that label.
+        again = shared.run("run", "--only", CASES[0], "--label", LABEL,
+                           "--out", str(shared.tmp / "out" / "again"))  # fmt: skip
+        assert again.returncode == 0, again.stdout + again.stderr
+        (second,) = shared.rows("select id from runs where label = ?", f"{LABEL}-2")[0]
+        (task,) = _run_cases(port, second, count=1).values()
+        assert f"run={second} label='{LABEL}-2' case=" in task["args"]
+
         assert httpx.get(f"http://127.0.0.1:{port}/api/tasks").status_code == 401
         assert _compose_healthcheck(port).returncode == 0
     finally:
@@ -49,7 +57,7 @@ def test_flower_lists_each_case_with_its_run_label_and_case(shared: Farm) -> Non
     assert down.returncode != 0 and "Connection refused" in down.stderr
 
 
-def _run_cases(port: int, search: str) -> dict[str, dict]:
+def _run_cases(port: int, search: str, count: int = len(CASES)) -> dict[str, dict]:
     """The `run_case` tasks Flower's search finds, once its events have landed."""
     deadline = time.monotonic() + 30
     while True:
@@ -62,7 +70,7 @@ def _run_cases(port: int, search: str) -> dict[str, dict]:
                 for task_id, task in reply.json().items()
                 if task["name"] == "memeval.run_case" and task["state"] == "SUCCESS"
             }
-            if len(cases) == len(CASES):
+            if len(cases) == count:
                 return cases
         except (httpx.TransportError, ValueError):
             pass
