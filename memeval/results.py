@@ -180,6 +180,10 @@ class RunReport(Model):
     label: str
     engine: str
     suite: str
+    subset: str | None = Field(
+        default=None,
+        description='The part of the suite the run planned, e.g. "temporal only"; None: all.',
+    )
     started_at: datetime
     finished_at: datetime | None = None
     composite: float | None = None

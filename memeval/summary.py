@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from memeval.results import CaseResult, CaseStatus, RunReport
 from memeval.scoring.kpis import composite, dimension_scores, kpis, tag_kpis
+from memeval.suites.fixture import Dimension
+
+
+def subset_name(only: Sequence[str], dimensions: Sequence[str]) -> str | None:
+    """The name a run's selection goes by wherever its scores show ("temporal only",
+    "3 cases only"), so a score over part of a suite never reads as the whole; None when the
+    whole suite was planned."""
+    parts = []
+    if dimensions:
+        parts.append(", ".join(sorted(set(dimensions))))
+    if only:
+        picked = sorted(set(only))
+        parts.append(picked[0] if len(picked) == 1 else f"{len(picked)} cases")
+    return f"{', '.join(parts)} only" if parts else None
+
+
+def scope(subset: str | None, dimensions: Iterable[str | None]) -> str | None:
+    """The subset a run is named by: the one it recorded, else the dimensions its fixtures
+    cover when they leave some out (a suite path of temporal fixtures is "temporal only")."""
+    if subset:
+        return subset
+    covered = {d for d in dimensions if d is not None}
+    if covered and len(covered) < len(Dimension):
+        return subset_name([], sorted(covered))
+    return None
 
 
 def build_report(
@@ -18,6 +44,7 @@ def build_report(
     finished_at: datetime | None,
     cases: list[CaseResult],
     planned: list[str],
+    subset: str | None = None,
 ) -> RunReport:
     """`planned` holds `case_id#trial` keys, so cases that never reported are listed as missing.
 
@@ -36,6 +63,7 @@ def build_report(
         label=label,
         engine=engine,
         suite=suite,
+        subset=subset,
         started_at=started_at,
         finished_at=finished_at,
         composite=composite(dims),

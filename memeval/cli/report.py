@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from memeval.cli.paths import check_output
+from memeval.cli.summary import print_compare
 from memeval.llm.sweep import sweep_runs
 from memeval.report.compare import GroupBy, Verdict, compare
 from memeval.report.compare_markdown import render_compare
@@ -18,15 +19,22 @@ from memeval.report.intervals import run_intervals
 from memeval.report.source import load_report
 from memeval.report.stats import RESAMPLES
 from memeval.report.write import Format, render_as
-from memeval.store import open_store
+from memeval.store import Store, open_store
 
+out = Console()
 err = Console(stderr=True)
+
+RUN_REF = (
+    "A run id, a label, `latest` (the newest run), or a report.json or its folder. A label "
+    "several runs share names the newest of them, and says so."
+)
 
 DatabaseUrl = Annotated[
     str | None,
     typer.Option(
         "--database-url",
-        help="Results store; default MEMEVAL_DATABASE_URL, else ./memeval-runs/memeval.db.",
+        help="Results store.",
+        show_default="MEMEVAL_DATABASE_URL, else ./memeval-runs/memeval.db",
     ),
 ]
 Resamples = Annotated[
@@ -60,11 +68,14 @@ def _write(path: Path, text: str) -> None:
 
 
 def report(
-    run: Annotated[str, typer.Argument(help="A run id in the store, or a report.json.")],
+    run: Annotated[str, typer.Argument(metavar="RUN", help=RUN_REF, show_default=False)],
     fmt: Annotated[Format, typer.Option("--format", "-f", help="md, json or html.")] = Format.md,
     out: Annotated[
         Path | None,
-        typer.Option(help="Write to this file (or into this folder as report.<format>)."),
+        typer.Option(
+            help="Write to this file (or into this folder as report.<format>).",
+            show_default="stdout",
+        ),
     ] = None,
     resamples: Resamples = RESAMPLES,
     database_url: DatabaseUrl = None,
@@ -72,7 +83,7 @@ def report(
     """Regenerate a run's report from the results store; to stdout unless --out is given."""
     if out is not None and not out.is_dir():
         check_output("--out", out)
-    loaded = load_report(run, database_url)
+    loaded = load_report(_run_refs([run], database_url, sweeps=False)[0], database_url)
     ci = None if fmt is Format.json else run_intervals(loaded, resamples=resamples)
     text = render_as(loaded, fmt, ci)
     if out is None:
@@ -83,26 +94,48 @@ def report(
 
 def compare_runs(
     runs: Annotated[
-        list[str], typer.Argument(help="Runs: report.json files, their folders, or run ids.")
+        list[str],
+        typer.Argument(
+            metavar="RUN...",
+            help=f"{RUN_REF} A sweep id stands for every run of the sweep.",
+            show_default=False,
+        ),
     ],
     baseline: Annotated[
-        str | None, typer.Option(help="The group (or a run in it) to compare against.")
+        str | None,
+        typer.Option(
+            help="The group (or a run in it) to compare against.", show_default="the first given"
+        ),
     ] = None,
     by: Annotated[
         GroupBy, typer.Option(help="Pool runs sharing a label or engine as repeats.")
     ] = GroupBy.label,
+    md: Annotated[
+        Path | None, typer.Option("--md", help="Also write the comparison as markdown.")
+    ] = None,
     html: Annotated[Path | None, typer.Option(help="Also write the comparison as HTML.")] = None,
     fail_on_regression: Annotated[
-        bool, typer.Option(help=f"Exit {EXIT_REGRESSION} when any candidate regressed.")
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            metavar="",
+            help=f"Exit {EXIT_REGRESSION} when any candidate regressed.",
+        ),
     ] = False,
     resamples: Resamples = RESAMPLES,
     database_url: DatabaseUrl = None,
 ) -> None:
-    """Say which differences between runs are real: better, worse, or within noise."""
+    """Say which differences between runs are real: better, worse, or within noise.
+
+    One verdict line per candidate, then the tables; latency and cost show how they moved but
+    never gate. --md and --html write the same comparison as files."""
+    check_output("--md", md)
     check_output("--html", html)
-    reports = [load_report(r, database_url) for r in _expand_sweeps(runs, database_url)]
+    reports = [load_report(r, database_url) for r in _run_refs(runs, database_url)]
     result = compare(reports, baseline=baseline, by=by, resamples=resamples)
-    typer.echo(render_compare(result), nl=False)
+    print_compare(result, out)
+    if md is not None:
+        _write(md, render_compare(result))
     if html is not None:
         _write(html, render_compare_html(result))
     regressed = [c for c in result.comparisons if c.moved(Verdict.worse)]
@@ -110,15 +143,28 @@ def compare_runs(
         raise GateFailed("; ".join(c.headline for c in regressed), exit_code=EXIT_REGRESSION)
 
 
-def _expand_sweeps(refs: list[str], database_url: str | None) -> list[str]:
-    """A sweep id stands for every run of that sweep, so `memeval compare SWEEP_ID` is the
-    sweep's own comparison; a path or a run id is left as it is."""
+def _run_refs(refs: list[str], database_url: str | None, *, sweeps: bool = True) -> list[str]:
+    """Each reference as `load_report` takes it: a path as it is, else the id of the run it
+    names in the store (see `Store.resolve_run`). With `sweeps`, a sweep id stands for every
+    run of that sweep, so `memeval compare SWEEP_ID` is the sweep's own comparison."""
     with open_store(database_url) as store:
         url = store.url
         if url.get_backend_name() == "sqlite" and not Path(url.database or "").exists():
             return refs  # no store to look in; `load_report` says so for any run id
         expanded: list[str] = []
         for ref in refs:
-            runs = [] if Path(ref).exists() or store.get_run(ref) else sweep_runs(store, ref)
-            expanded += runs or [ref]
+            path = Path(ref)
+            if path.exists() or path.suffix == ".json" or store.get_run(ref) is not None:
+                expanded.append(ref)  # `load_report` reads it, or says there is no such file
+            elif sweeps and (runs := sweep_runs(store, ref)):
+                expanded += runs
+            else:
+                expanded.append(_named_run(store, ref))
         return expanded
+
+
+def _named_run(store: Store, ref: str) -> str:
+    match = store.resolve_run(ref)
+    if (note := match.note(ref)) is not None:
+        err.print(note, highlight=False)
+    return match.record.id

@@ -4,6 +4,7 @@ infrastructure trouble the run met on the way. One wording for the terminal, md 
 from __future__ import annotations
 
 from memeval.results import RunReport
+from memeval.summary import scope
 
 SHOWN = 10
 """Unscored cases named in a one-line note; the JSON report and md list every one."""
@@ -11,6 +12,13 @@ SHOWN = 10
 
 def planned(report: RunReport) -> int:
     return len(report.cases) + len(report.missing)
+
+
+def composite_title(report: RunReport) -> str:
+    """ "composite", or "composite (temporal only)" for a run of part of its suite: a score
+    over one dimension is that dimension's, and must not read as the whole suite's."""
+    subset = scope(report.subset, (c.dimension for c in report.cases if c.kind == "fixture"))
+    return "composite" if subset is None else f"composite ({subset})"
 
 
 def partial_note(report: RunReport, *, every: bool = False) -> str | None:

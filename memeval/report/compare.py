@@ -69,6 +69,7 @@ class Verdict(StrEnum):
     better = "better"
     worse = "worse"
     noise = "within noise"
+    changed = "changed"  # beyond noise in a group that never gates: latency, cost
     unmeasured = "n/a"
 
 
@@ -154,19 +155,28 @@ class Comparison(Model):
 
     @property
     def headline(self) -> str:
-        parts = []
-        for verdict in (Verdict.worse, Verdict.better):
-            moved = self.moved(verdict)
-            kinds = (
-                ("", [m.name for m in moved if m.group == COMPOSITE]),
-                ("dimensions ", [m.name for m in moved if m.group == "dimension"]),
-                ("KPIs ", [m.name for m in moved if m.group not in (COMPOSITE, "dimension")]),
-            )
-            named = "; ".join(f"{kind}{', '.join(names)}" for kind, names in kinds if names)
-            if named:
-                parts.append(f"{verdict.value} on {named}")
-        tail = f" — {' / '.join(parts)}" if parts else ""
-        return f"{self.candidate} vs {self.baseline}: {self.verdict}{tail}"
+        """The one line to act on: the verdict, then what moved its way, then what moved the
+        other way after a "but" (an improvement that costs a dimension is still one, and the
+        reader is told what to check before adopting it)."""
+        verdict = self.verdict
+        ahead = Verdict.better if verdict.endswith("improvement") else Verdict.worse
+        parts = [
+            f"{way.value} on {named}"
+            for way in (ahead, Verdict.worse if ahead is Verdict.better else Verdict.better)
+            if (named := self._named(way))
+        ]
+        tail = f" — {', but '.join(parts)}" if parts else ""
+        return f"{self.candidate} vs {self.baseline}: {verdict}{tail}"
+
+    def _named(self, verdict: Verdict) -> str:
+        """E.g. "composite; dimensions temporal, decay; KPIs leaks"."""
+        moved = self.moved(verdict)
+        kinds = (
+            ("", [m.name for m in moved if m.group == COMPOSITE]),
+            ("dimensions ", [m.name for m in moved if m.group == "dimension"]),
+            ("KPIs ", [m.name for m in moved if m.group not in (COMPOSITE, "dimension")]),
+        )
+        return "; ".join(f"{kind}{', '.join(names)}" for kind, names in kinds if names)
 
 
 class CompareReport(Model):
@@ -411,6 +421,8 @@ def _verdict(
         return Verdict.noise, "one case carries the change"
     if k.unit == "ms" and abs(delta) < max(MIN_MS, MIN_MS_RELATIVE * abs(k.value or 0.0)):
         return Verdict.noise, "within timing jitter"
+    if k.group in UNGATED:
+        return Verdict.changed, "never gates"
     higher = delta > 0
     good = higher == (k.better == "higher")
     return (Verdict.better, "") if good else (Verdict.worse, "")

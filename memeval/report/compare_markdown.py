@@ -1,57 +1,123 @@
-"""`memeval compare` as markdown: the verdicts first, then the numbers and flips behind them."""
+"""`memeval compare` as markdown: the verdicts first, then the numbers and flips behind them.
+
+The rows are built here once; the terminal draws the same rows as tables."""
 
 from __future__ import annotations
 
-from memeval.report.compare import HEADLINES, RULE, CompareReport, Comparison, Verdict
-from memeval.report.markdown import DASH, literal, number, pct, table
+from typing import NamedTuple
+
+from memeval.report.compare import HEADLINES, RULE, CompareReport, Comparison, Move, Verdict
+from memeval.report.markdown import literal, table
+from memeval.report.numbers import DASH, delta, delta_span, number, pct, unpriced
 from memeval.report.stats import Spread
 
+MOVE_HEADER = ["group", "metric", "baseline", "candidate", "Δ", "95% CI of Δ", "verdict"]
+FLIP_HEADER = ["scope", "units", "lost", "gained", "p", "verdict"]
+GROUP_HEADER = ["group", "runs", "results", "composite across runs", "pack hit across runs"]
 
-def delta(value: float | None, unit: str) -> str:
-    """Changes of shares in percentage points, which is how people say them aloud."""
-    if value is None:
-        return DASH
-    if unit == "share":
-        return f"{100 * value:+.1f} pts"
-    if unit == "ms":
-        return f"{value:+.1f} ms"
-    return f"{value:+.4g}"
+
+MOVES = (Verdict.better, Verdict.worse)
+"""The verdicts a table marks out: beyond noise in a group that gates."""
+
+
+class Row(NamedTuple):
+    cells: list[str]
+    verdict: Verdict
+
+
+def intro(report: CompareReport) -> str:
+    outside = sum(g.outside for g in report.groups)
+    return (
+        f"Grouped by {report.by.value}; baseline `{report.baseline}`; "
+        f"{len(report.common)} cases in common"
+        + (f" ({outside} case ids outside the common subset left out)." if outside else ".")
+    )
+
+
+def rule(report: CompareReport) -> str:
+    return f"{RULE} {report.resamples} resamples." + (
+        f" Sums ({', '.join(report.per_pass)}) are per pass over the common cases."
+        if report.per_pass
+        else ""
+    )
+
+
+def group_rows(report: CompareReport) -> list[list[str]]:
+    return [
+        [g.name, str(len(g.runs)), str(g.results), *(_across(g.repeats.get(m)) for m in HEADLINES)]
+        for g in report.groups
+    ]
+
+
+def move_verdict(m: Move) -> str:
+    """Latency and cost moves read "changed", never "worse": they depend on the machine and
+    on prices, so they never gate and must not read as if they did."""
+    if m.verdict is Verdict.noise:
+        return f"within noise ({m.why})"
+    if m.verdict is Verdict.changed:
+        return f"changed ({m.why})"
+    return m.verdict.value
+
+
+def move_rows(c: Comparison) -> list[Row]:
+    """Every metric measured on either side, as text cells, with its verdict for styling.
+    Spend neither side measured (no model answered) is left out, as a run report shows it
+    as a dash."""
+    rows = []
+    base_unpriced = unpriced({m.name: m.base for m in c.moves})
+    cand_unpriced = unpriced({m.name: m.cand for m in c.moves})
+    for m in c.moves:
+        if m.delta is None and m.base is None and m.cand is None:
+            continue
+        if m.name in base_unpriced and m.name in cand_unpriced:
+            continue
+        cells = [
+            m.group,
+            m.name,
+            DASH if m.name in base_unpriced else number(m.base, m.unit),
+            DASH if m.name in cand_unpriced else number(m.cand, m.unit),
+            delta(m.delta, m.unit),
+            delta_span(m.low, m.high, m.unit),
+            move_verdict(m),
+        ]
+        rows.append(Row(cells, m.verdict))
+    return rows
+
+
+def flip_rows(c: Comparison) -> list[Row]:
+    return [
+        Row(
+            [f.scope, str(f.units), str(f.lost), str(f.gained), f"{f.p:.3g}", f.verdict.value],
+            f.verdict,
+        )
+        for f in c.flips
+    ]
+
+
+def sweep_rows(report: CompareReport) -> list[list[str]]:
+    """Every group's scorecard side by side, for a comparison of more than two groups."""
+    names = list(report.table)
+    return [
+        [k.group, k.name, *(number(report.table[n][i].value, k.unit) for n in names)]
+        for i, k in enumerate(report.table[names[0]])
+    ]
 
 
 def render_compare(report: CompareReport) -> str:
-    outside = sum(g.outside for g in report.groups)
     out = [
         "# memeval compare",
         "",
-        f"Grouped by {report.by.value}; baseline `{report.baseline}`; "
-        f"{len(report.common)} cases in common"
-        + (f" ({outside} case ids outside the common subset left out)." if outside else "."),
+        intro(report),
         "",
         "## Verdicts",
         "",
         *(f"- **{c.headline}**" for c in report.comparisons),
         "",
-        f"{RULE} {report.resamples} resamples."
-        + (
-            f" Sums ({', '.join(report.per_pass)}) are per pass over the common cases."
-            if report.per_pass
-            else ""
-        ),
+        rule(report),
         "",
         "## Groups",
         "",
-        *table(
-            ["group", "runs", "results", "composite across runs", "pack hit across runs"],
-            [
-                [
-                    g.name,
-                    str(len(g.runs)),
-                    str(g.results),
-                    *(_across(g.repeats.get(m)) for m in HEADLINES),
-                ]
-                for g in report.groups
-            ],
-        ),
+        *table(GROUP_HEADER, group_rows(report)),
     ]
     for comparison in report.comparisons:
         out += ["", *_comparison(comparison)]
@@ -67,30 +133,12 @@ def _across(spread: Spread | None) -> str:
 
 
 def _comparison(c: Comparison) -> list[str]:
-    rows = []
-    for m in c.moves:
-        if m.delta is None and m.base is None and m.cand is None:
-            continue
-        shown = m.verdict.value if m.verdict is not Verdict.noise else f"within noise ({m.why})"
-        if m.verdict in (Verdict.better, Verdict.worse):
-            shown = f"**{shown}**"
-        ci = DASH if m.low is None else f"{delta(m.low, m.unit)} … {delta(m.high, m.unit)}"
-        rows.append(
-            [
-                m.group,
-                m.name,
-                number(m.base, m.unit),
-                number(m.cand, m.unit),
-                delta(m.delta, m.unit),
-                ci,
-                shown,
-            ]
-        )
-    header = ["group", "metric", c.baseline, c.candidate, "Δ", "95% CI of Δ", "verdict"]
-    flips = [
-        [f.scope, str(f.units), str(f.lost), str(f.gained), f"{f.p:.3g}", f.verdict.value]
-        for f in c.flips
+    rows = [
+        [*r.cells[:-1], f"**{r.cells[-1]}**" if r.verdict in MOVES else r.cells[-1]]
+        for r in move_rows(c)
     ]
+    header = [*MOVE_HEADER[:2], c.baseline, c.candidate, *MOVE_HEADER[4:]]
+    flips = [r.cells for r in flip_rows(c)]
     out = [
         f"## {c.candidate} vs {c.baseline}",
         "",
@@ -98,7 +146,7 @@ def _comparison(c: Comparison) -> list[str]:
         "",
         "### Probes and checks, paired (McNemar exact)",
         "",
-        *table(["scope", "units", "lost", "gained", "p", "verdict"], flips),
+        *table(FLIP_HEADER, flips),
     ]
     examples = [(f, t.scope) for t in c.flips for f in t.examples]
     if examples:
@@ -110,10 +158,5 @@ def _comparison(c: Comparison) -> list[str]:
 
 
 def _sweep(report: CompareReport) -> list[str]:
-    names = list(report.table)
-    first = report.table[names[0]]
-    rows = []
-    for i, k in enumerate(first):
-        cells = [number(report.table[n][i].value, k.unit) for n in names]
-        rows.append([k.group, k.name, *cells])
-    return ["## Scorecard on the common subset", "", *table(["group", "metric", *names], rows)]
+    header = ["group", "metric", *report.table]
+    return ["## Scorecard on the common subset", "", *table(header, sweep_rows(report))]

@@ -17,9 +17,12 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from memeval.report.caveats import infra_note, overbilling_note, partial_note
+from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
 from memeval.report.compare import RULE, CompareReport
+from memeval.report.compare_markdown import move_rows
 from memeval.report.intervals import RunIntervals, run_intervals
+from memeval.report.numbers import DASH, kpi_number
+from memeval.report.numbers import ci as ci_text
 from memeval.report.scorecard import COMPOSITE, PACK_HIT
 from memeval.report.stats import Interval
 from memeval.report.tables import (
@@ -31,7 +34,7 @@ from memeval.report.tables import (
     status_counts,
     tag_rows,
 )
-from memeval.results import CaseResult, CaseStatus, Phase, QueryLog, RunReport
+from memeval.results import CaseResult, CaseStatus, Kpi, Phase, QueryLog, RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
 
 
@@ -86,7 +89,9 @@ def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str
     ci = intervals or run_intervals(report)
     notes = (partial_note(report), infra_note(report), overbilling_note(report))
     subtitle = (
-        f"engine {report.engine} · suite {report.suite} · run {report.run_id} · "
+        f"engine {report.engine} · suite {report.suite}"
+        + (f" ({report.subset})" if report.subset else "")
+        + f" · run {report.run_id} · "
         f"started {report.started_at:%Y-%m-%d %H:%M} UTC · cases: {status_counts(report.cases)}"
         + (f" · {len(report.missing)} missing" if report.missing else "")
         + "".join(f" · {note}" for note in notes if note)
@@ -102,7 +107,7 @@ def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
     headline = [
         {"name": name, "title": title + mark, **interval(name)}
         | {"spread": spread.model_dump() if (spread := ci.trials.get(name)) else None}
-        for name, title in ((COMPOSITE, "composite"), (PACK_HIT, "pack hit"))
+        for name, title in ((COMPOSITE, composite_title(report)), (PACK_HIT, "pack hit"))
         if interval(name)["value"] is not None
     ]
     dimensions = [
@@ -120,11 +125,19 @@ def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
         "cost": [r.model_dump() for r in cost_rows(report.cases)],
         "accuracy": [r.model_dump() for r in accuracy],
         "tags": [r.model_dump() for r in tag_rows(report.cases)],
-        "kpis": [
-            k.model_dump() | {"low": interval(k.name)["low"], "high": interval(k.name)["high"]}
-            for k in report.overall_kpis
-        ],
+        "kpis": [_kpi(k, report, ci) for k in report.overall_kpis],
         "items": [item for case in report.cases for item in items(case)],
+    }
+
+
+def _kpi(k: Kpi, report: RunReport, intervals: RunIntervals) -> dict[str, Any]:
+    interval = intervals.intervals.get(k.name, Interval(value=None))
+    shown = kpi_number(k, report.kpis)
+    return k.model_dump() | {
+        "low": interval.low,
+        "high": interval.high,
+        "shown": shown,
+        "ci_shown": DASH if shown == DASH else ci_text(interval, k.unit),
     }
 
 
@@ -225,5 +238,6 @@ def render_compare_html(report: CompareReport) -> str:
     for dumped, comparison in zip(data["comparisons"], report.comparisons, strict=True):
         dumped["verdict"] = comparison.verdict
         dumped["headline"] = comparison.headline
+        dumped["rows"] = [r._asdict() for r in move_rows(comparison)]
     rule = f"{RULE} {report.resamples} resamples."
     return page("memeval compare", subtitle, {"kind": "compare", "rule": rule, **data})

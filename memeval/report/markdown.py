@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 from memeval.llm.judge import JUDGE_PROMPT_VERSION, SYSTEM
-from memeval.report.caveats import infra_note, overbilling_note, partial_note
+from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
 from memeval.report.intervals import RunIntervals, run_intervals
+from memeval.report.numbers import DASH, ci, kpi_number, ms, number, pct
 from memeval.report.scorecard import COMPOSITE, PACK_HIT
-from memeval.report.stats import Interval, Spread
+from memeval.report.stats import Spread
 from memeval.report.tables import (
     AccuracyRow,
     accuracy_rows,
@@ -22,34 +23,6 @@ from memeval.report.tables import (
 )
 from memeval.results import RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
-
-DASH = "–"
-
-
-def pct(value: float | None) -> str:
-    return DASH if value is None else f"{100 * value:.1f}%"
-
-
-def number(value: float | None, unit: str) -> str:
-    """A value in its unit's usual form; shares as percentages."""
-    if value is None:
-        return DASH
-    match unit:
-        case "share":
-            return pct(value)
-        case "ms":
-            return f"{value:.1f} ms"
-        case "usd":
-            return "$0" if value == 0 else f"${value:.2g}" if value < 0.01 else f"${value:.4f}"
-        case "score":
-            return f"{value:.3f}"
-    return f"{value:g}"
-
-
-def ci(interval: Interval | None, unit: str = "share") -> str:
-    if interval is None or interval.low is None or interval.high is None:
-        return DASH
-    return f"{number(interval.low, unit)} – {number(interval.high, unit)}"
 
 
 def sd(spread: Spread | None, unit: str = "share") -> str:
@@ -92,8 +65,9 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     ci_ = intervals or run_intervals(report)
     out = [f"# memeval run `{report.label}`", ""]
     finished = f", finished {report.finished_at:%H:%M}" if report.finished_at else ""
+    subset = f" ({report.subset})" if report.subset else ""
     out.append(
-        f"Engine `{report.engine}`, suite `{report.suite}`, run `{report.run_id}`, "
+        f"Engine `{report.engine}`, suite `{report.suite}`{subset}, run `{report.run_id}`, "
         f"started {report.started_at:%Y-%m-%d %H:%M}{finished} UTC."
     )
     trials = len({c.trial for c in report.cases})
@@ -110,7 +84,7 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     if (overbilled := overbilling_note(report)) is not None:
         out += ["", f"**W{overbilled[1:]}.**"]
     sections = [
-        _headline(ci_, report.partial),
+        _headline(ci_, composite_title(report), report.partial),
         _dimensions(report, ci_),
         _accuracy(report),
         _latency(report),
@@ -125,9 +99,9 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _headline(ci_: RunIntervals, partial: bool = False) -> list[str]:
+def _headline(ci_: RunIntervals, composite: str, partial: bool = False) -> list[str]:
     lines = []
-    for name, title in ((COMPOSITE, "Composite"), (PACK_HIT, "Pack hit")):
+    for name, title in ((COMPOSITE, composite[:1].upper() + composite[1:]), (PACK_HIT, "Pack hit")):
         interval = ci_.intervals.get(name)
         if interval is None or interval.value is None:
             continue
@@ -155,7 +129,7 @@ def _dimensions(report: RunReport, ci_: RunIntervals) -> list[str]:
     rows = []
     for name, weight in [*((d.value, WEIGHTS[d]) for d in Dimension), (COMPOSITE, 1.0)]:
         interval = ci_.intervals.get(name)
-        shown = f"**{name}**" if name == COMPOSITE else name
+        shown = f"**{composite_title(report)}**" if name == COMPOSITE else name
         row = [
             shown,
             f"{weight:.2f}",
@@ -233,7 +207,7 @@ def _accuracy(report: RunReport) -> list[str]:
 
 def _latency(report: RunReport) -> list[str]:
     rows = [
-        [r.step, r.call, str(r.n), *(f"{v:.1f}" for v in (r.p50, r.p95, r.p99, r.max))]
+        [r.step, r.call, str(r.n), *(ms(v) for v in (r.p50, r.p95, r.p99, r.max))]
         for r in latency_rows(report.cases)
     ]
     if not rows:
@@ -254,12 +228,12 @@ def _usage(report: RunReport) -> list[str]:
         ],
         [
             "answering model",
-            number(used.answerer_usd, "usd"),
+            number(used.answerer_usd if used.model_answers else None, "usd"),
             f"{used.model_answers} answers, {used.model_tokens} tokens",
         ],
         ["packs", DASH, f"{used.pack_tokens} tokens"],
     ]
-    calls = [[c.call, str(c.calls), f"{c.total_ms:.1f}"] for c in used.calls]
+    calls = [[c.call, str(c.calls), ms(c.total_ms)] for c in used.calls]
     return [
         "## Model and engine usage",
         "",
@@ -270,18 +244,11 @@ def _usage(report: RunReport) -> list[str]:
 
 
 def _kpis(report: RunReport, ci_: RunIntervals) -> list[str]:
-    rows = [
-        [
-            k.group,
-            k.name,
-            number(k.value, k.unit),
-            ci(ci_.intervals.get(k.name), k.unit),
-            k.unit,
-            k.better,
-            str(k.n),
-        ]
-        for k in report.overall_kpis
-    ]
+    rows = []
+    for k in report.overall_kpis:
+        shown = kpi_number(k, report.kpis)
+        interval = DASH if shown == DASH else ci(ci_.intervals.get(k.name), k.unit)
+        rows.append([k.group, k.name, shown, interval, k.unit, k.better, str(k.n)])
     header = ["group", "kpi", "value", "95% CI", "unit", "better", "n"]
     return ["## KPIs", "", *table(header, rows)]
 

@@ -127,7 +127,7 @@ def test_grouping_needs_two_configurations(reference_run):
         compare([reference_run, again], by=GroupBy.run, baseline="nope")
 
 
-def test_compare_command_prints_markdown_writes_html_and_gates(
+def test_compare_command_prints_tables_writes_markdown_and_html_and_gates(
     cli, tmp_path, reference_run, reference_rerun, naive_run
 ):
     files = []
@@ -136,11 +136,21 @@ def test_compare_command_prints_markdown_writes_html_and_gates(
         path.write_text(report.model_dump_json())
         files.append(str(path))
     html = tmp_path / "cmp" / "compare.html"
+    md = tmp_path / "cmp" / "compare.md"
     quick = ("--resamples", "200")
-    shown = cli("compare", *files, "--baseline", "reference", "--html", str(html), *quick)
+    shown = cli(
+        "compare", *files, "--baseline", "reference", "--html", str(html), "--md", str(md), *quick
+    )
     assert shown.returncode == 0, shown.stderr
-    assert "- **reference-again vs reference: within noise**" in shown.stdout
-    assert "- **naive vs reference: clear regression" in shown.stdout
+    # The terminal gets one verdict line per candidate and tables, not raw markdown.
+    lines = shown.stdout.splitlines()
+    assert "reference-again vs reference: within noise" in lines
+    assert any(line.startswith("naive vs reference: clear regression") for line in lines)
+    assert "- **" not in shown.stdout and "|---|" not in shown.stdout
+    assert "┃ metric" in shown.stdout
+    # The files keep the markdown and the HTML.
+    assert "- **reference-again vs reference: within noise**" in md.read_text()
+    assert "- **naive vs reference: clear regression" in md.read_text()
     assert html.read_text().startswith("<!doctype html>")
     gated = cli("compare", files[0], files[2], "--fail-on-regression", *quick)
     assert gated.returncode == 4

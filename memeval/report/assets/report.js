@@ -56,21 +56,27 @@
     return v === null || v === undefined ? "–" : (100 * v).toFixed(1) + "%";
   }
 
+  // Tables show the strings memeval.report.numbers wrote into the data; these two follow
+  // the same rule for what only the charts show (axes, tooltips).
   function num(v, unit) {
     if (v === null || v === undefined) return "–";
     if (unit === "share") return pct(v);
-    if (unit === "ms") return v.toFixed(1) + " ms";
-    if (unit === "usd") return v === 0 ? "$0" : v < 0.01 ? "$" + v.toPrecision(2) : "$" + v.toFixed(4);
+    if (unit === "ms") return (Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3)) + " ms";
+    if (unit === "usd") {
+      if (v === 0) return "$0";
+      if (Math.abs(v) >= 0.01) return "$" + v.toFixed(4);
+      return "$" + v.toFixed(1 - Math.floor(Math.log10(Math.abs(v))));
+    }
     if (unit === "score") return v.toFixed(3);
-    return String(Math.round(v * 1000) / 1000);
+    var shown = v === Math.round(v) ? v.toFixed(0) : v.toFixed(1);
+    return unit === "tokens" ? shown + " tokens" : shown;
   }
 
   function delta(v, unit) {
     if (v === null || v === undefined) return "–";
-    var sign = v > 0 ? "+" : "";
-    if (unit === "share") return sign + (100 * v).toFixed(1) + " pts";
-    if (unit === "ms") return sign + v.toFixed(1) + " ms";
-    return sign + String(Math.round(v * 10000) / 10000);
+    var sign = v >= 0 ? "+" : "-";
+    if (unit === "share") return sign + Math.abs(100 * v).toFixed(1) + " pts";
+    return sign + num(Math.abs(v), unit);
   }
 
   function ci(low, high, unit) {
@@ -437,8 +443,7 @@
     parts.push(section("KPIs", [dataTable(
       ["group", "kpi", "value", "95% CI", "better", "n"],
       d.kpis.map(function (k) {
-        return { cells: [k.group, k.name, num(k.value, k.unit), ci(k.low, k.high, k.unit),
-          k.better, String(k.n)] };
+        return { cells: [k.group, k.name, k.shown, k.ci_shown, k.better, String(k.n)] };
       }),
       [false, false, true, true, false, true])]));
     append(app, parts);
@@ -460,17 +465,11 @@
       var table = el("table", { class: "data" }, [
         el("thead", {}, [el("tr", {}, ["group", "metric", c.baseline, c.candidate, "Δ",
           "95% CI of Δ", "verdict"].map(function (h) { return el("th", { text: h }); }))]),
-        el("tbody", {}, c.moves.map(function (m) {
-          var why = m.verdict === "within noise" ? "within noise (" + m.why + ")" : m.verdict;
-          return el("tr", {}, [
-            el("td", { text: m.group }), el("td", { text: m.name }),
-            el("td", { class: "num", text: num(m.base, m.unit) }),
-            el("td", { class: "num", text: num(m.cand, m.unit) }),
-            el("td", { class: "num", text: delta(m.delta, m.unit) }),
-            el("td", { class: "num", text: m.low === null ? "–"
-              : delta(m.low, m.unit) + " … " + delta(m.high, m.unit) }),
-            el("td", {}, [verdictCell(why, m.verdict)]),
-          ]);
+        el("tbody", {}, c.rows.map(function (r) {
+          return el("tr", {}, r.cells.map(function (cell, i) {
+            if (i === r.cells.length - 1) return el("td", {}, [verdictCell(cell, r.verdict)]);
+            return el("td", i > 1 ? { class: "num", text: cell } : { text: cell });
+          }));
         })),
       ]);
       var flips = dataTable(["scope", "units", "lost", "gained", "p (McNemar)", "verdict"],
