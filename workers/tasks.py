@@ -71,13 +71,13 @@ def register(app: Celery, settings: FarmSettings) -> None:
                 RUNTIME.store.url.render_as_string(hide_password=True),
                 case_id,
             )
-            raise task.retry(countdown=backoff(task, settings))
+            raise retry(task, settings)
         metrics.case_started(run_id, engine)
         result = execute(task, job, settings, halts)
         try:
             RUNTIME.store.upsert_case_result(result)
         except OperationalError as exc:  # the store is infrastructure too: retry the case
-            raise task.retry(exc=exc, countdown=backoff(task, settings)) from exc
+            raise retry(task, settings, exc) from exc
         metrics.case_finished(result, job.options.llm.model if job.options.llm else None)
         return job.reference()
 
@@ -105,6 +105,17 @@ def register(app: Celery, settings: FarmSettings) -> None:
         app.task(name=name, shared=False, acks_late=True, reject_on_worker_lost=True)(callback)
 
 
+def retry(task: Task, settings: FarmSettings, exc: BaseException | None = None) -> Exception:
+    """Celery republishes a retried task without its display strings, so Flower would fall back
+    to the raw arguments: the label gone, the case body shown and nothing masked."""
+    return task.retry(
+        exc=exc,
+        countdown=backoff(task, settings),
+        argsrepr=task.request.argsrepr,
+        kwargsrepr=task.request.kwargsrepr,
+    )
+
+
 def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> CaseResult:
     """Run the case; an unreachable engine or farm Redis retries it, spent engine credits halt
     the run (`workers.halt`), and the rest becomes the case's result."""
@@ -126,7 +137,7 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
     except (EngineUnavailable, *REDIS_FAULTS) as exc:
         attempt = task.request.retries
         if attempt < settings.retries:
-            raise task.retry(exc=exc, countdown=backoff(task, settings)) from exc
+            raise retry(task, settings, exc) from exc
         what = "the farm's Redis failed" if isinstance(exc, REDIS_FAULTS) else "engine unavailable"
         reason = f"{what} after {attempt + 1} attempts: {exc}"
     except (TimeoutError, SoftTimeLimitExceeded):
