@@ -35,7 +35,7 @@ from workers.dispatch import check_broker, dispatch, revoke, wait
 from workers.embedded import EmbeddedFarm, Pool, tail
 from workers.job import CaseJob, JobKey
 from workers.preflight import check_fleet, check_here
-from workers.progress import Activity, CaseState, Landings
+from workers.progress import Activity, CaseState, Landings, case_line
 from workers.settings import FarmSettings, safe_url
 from workers.watchdog import Watchdog
 
@@ -123,6 +123,7 @@ def run_on_farm(
         return
     # Workers may start elsewhere than here: hand them the store's absolute URL.
     env = {**os.environ, "MEMEVAL_DATABASE_URL": store.url.render_as_string(hide_password=False)}
+    console.print(f"[dim]starting the embedded farm: redis + {workers} workers…[/]")
     with EmbeddedFarm(workers=workers, pool=pool, env=env) as farm:
         farm.start_workers()
         if before_dispatch is not None:
@@ -167,6 +168,7 @@ def _drive(
     def say(text: str) -> None:
         console.print(text, highlight=False)
 
+    say(f"[dim]dispatching {len(jobs)} cases…[/]")
     try:
         identity = identify(broker)
         task_ids = dispatch(app, run_id, jobs)
@@ -223,9 +225,8 @@ def _drive(
                 )
         if verbose:
             for key, state in new:
-                score = "–" if state.score is None else f"{state.score:.2f}"
                 where = f"{labels.get(key.run_id, '')}{ref_key(key.case)}"
-                console.print(f"{state.status.value:>6} {score:>5}  {where}")
+                console.print(case_line(state.status, state.score, where), highlight=False)
         progress.update(
             bar,
             completed=len(landings.landed),

@@ -25,7 +25,9 @@ TRANSPORT = ("timeout", "retries", "backoff")
 
 
 def engines(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the listing as JSON.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar="", help="Print the listing as JSON.")
+    ] = False,
 ) -> None:
     """List installed engines: what each supports and which settings it reads."""
     rows = describe()

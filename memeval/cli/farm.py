@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from memeval.cli.options import Workers
 from memeval.cli.paths import check_output
 from memeval.cli.store import usable_store
 from memeval.errors import UsageError
@@ -47,16 +48,16 @@ def _shared_broker() -> FarmSettings:
 
 def worker(
     ctx: typer.Context,
-    concurrency: Annotated[
-        int | None, typer.Option(help="Processes (or threads). [default: CPUs]")
-    ] = None,
+    workers: Workers = None,
+    concurrency: Annotated[int | None, typer.Option(hidden=True)] = None,
     pool: Annotated[Pool, typer.Option(help="Worker pool.")] = "prefork",
     loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "INFO",
 ) -> None:
     """Run cases from the shared broker (a `celery worker` for memeval); extra args go to Celery."""
     settings = _shared_broker()
+    concurrency = workers if workers is not None else concurrency  # --concurrency: its old name
     if concurrency is not None and concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1, not {concurrency}")
+        raise UsageError(f"--workers must be at least 1, not {concurrency}")
     from workers import metrics
 
     metrics.prepare()  # before the app's tasks first touch prometheus-client
@@ -128,7 +129,15 @@ def flower(
 
 
 def status(
-    run_id: Annotated[str, typer.Argument(help="A run id from `memeval runs`.")],
+    ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN",
+            help="A run id, a label or `latest` (the newest run); a label several runs share "
+            "names the newest of them, and says so. `memeval runs` lists them.",
+            show_default=False,
+        ),
+    ],
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write the JSON report here.")
     ] = None,
@@ -139,14 +148,17 @@ def status(
     """Show a run's progress and scores so far, from the results store."""
     # Imported here: `memeval runs`, in this module too, needs none of the report stack.
     from memeval.cli.summary import print_summary
-    from memeval.report.stored import fold_run, require_run
+    from memeval.report.stored import fold
     from memeval.report.write import Format, render_as
 
     check_output("--json", json_path)
     check_output("--md", md_path)
     store = usable_store()
-    record = require_run(store, run_id)
-    report = fold_run(store, run_id)
+    match = store.resolve_run(ref)
+    if (note := match.note(ref)) is not None:
+        err.print(note, highlight=False)
+    record, run_id = match.record, match.record.id
+    report = fold(store, record)
     counts = ", ".join(f"{n} {s.value}" for s, n in sorted(record.counts.items())) or "none"
     out.print(
         f"[bold]{record.id}[/] {record.status.value}: {record.planned_count} planned, "
@@ -165,17 +177,28 @@ def status(
 
 def runs(
     limit: Annotated[int, typer.Option(help="How many runs to list, newest first.")] = 20,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar="", help="Print the runs as JSON.")
+    ] = False,
 ) -> None:
-    """List the runs in the results store, newest first."""
+    """List the runs in the results store, newest first.
+
+    A run of part of its suite shows which part beside the suite: "all (temporal only)"."""
+    from memeval.summary import scope
+
     if limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}")
     records = usable_store().list_runs(limit)
+    subsets = {
+        r.id: scope(r.subset, (p.dimension for p in r.planned if p.kind == "fixture"))
+        for r in records
+    }
     if as_json:
         print(
             json.dumps(
                 [
-                    r.model_dump(mode="json", exclude={"planned"}) | {"partial": _partial(r)}
+                    r.model_dump(mode="json", exclude={"planned"})
+                    | {"subset": subsets[r.id], "partial": _partial(r)}
                     for r in records
                 ],
                 indent=2,
@@ -198,7 +221,7 @@ def runs(
             record.id,
             record.label,
             record.engine,
-            record.suite,
+            record.suite + (f" ({subset})" if (subset := subsets[record.id]) else ""),
             record.status.value + (", partial" if _partial(record) else ""),
             f"{record.created_at:%Y-%m-%d %H:%M}",
             str(done),

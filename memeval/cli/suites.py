@@ -24,8 +24,12 @@ def list_(
     suite: Annotated[
         str, typer.Option(help="lifecycle, dimensions, all, locomo:PATH, longmemeval:PATH, a path.")
     ] = "all",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
-    cases: Annotated[bool, typer.Option("--cases", help="Also list every case id.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar="", help="Print the counts as JSON.")
+    ] = False,
+    cases: Annotated[
+        bool, typer.Option("--cases", metavar="", help="Also list every case id.")
+    ] = False,
 ) -> None:
     """Count what a suite holds: scenarios, scored probes by style, fixtures per dimension."""
     loaded = resolve(suite)
