@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
+from rich.markup import escape
+
 from memeval.results import CaseResult, CaseStatus, RunReport
 from memeval.scoring.kpis import composite, dimension_scores, kpis, tag_kpis
 from memeval.suites.fixture import Dimension
@@ -76,3 +78,17 @@ def build_report(
         infra_retries=sum(c.infra_retries for c in cases),
         case_restarts=sum(c.attempt for c in cases),
     )
+
+
+def case_line(status: CaseStatus, score: float | None, where: str) -> str:
+    """What `--verbose` prints as a case lands: `pass 1.00`, `FAIL 0.67` (a case that ran
+    but missed something), or the status of one that did not run to the end (`error`,
+    `lost`), never "done 0.00" for a case that failed every check."""
+    shown = "–" if score is None else f"{score:.2f}"
+    if status is not CaseStatus.done:
+        verdict = f"[red]{status.value}[/]"
+    elif score is None or score >= 1.0:
+        verdict = "[green]pass[/]"
+    else:
+        verdict = "[bold red]FAIL[/]"
+    return f"{verdict} {shown:>4}  {escape(where)}"

@@ -27,6 +27,7 @@ from rich.progress import (
 
 from memeval.report.stored import ref_key, require_run
 from memeval.store import RunStatus, Store
+from memeval.summary import case_line
 from workers import metrics
 from workers.aggregate import finalize
 from workers.broker import BROKER_FAULTS, BrokerGone, Outage, identify, persistence_warning, quietly
@@ -35,7 +36,7 @@ from workers.dispatch import check_broker, dispatch, revoke, wait
 from workers.embedded import EmbeddedFarm, Pool, tail
 from workers.job import CaseJob, JobKey
 from workers.preflight import check_fleet, check_here
-from workers.progress import Activity, CaseState, Landings, case_line
+from workers.progress import Activity, CaseState, Landings
 from workers.settings import FarmSettings, safe_url
 from workers.watchdog import Watchdog
 

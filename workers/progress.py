@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from celery import Celery
-from rich.markup import escape
 from sqlmodel import Session, col, select
 
 from memeval.results import CaseStatus
@@ -49,20 +48,6 @@ def case_states(store: Store, run_ids: list[str]) -> dict[JobKey, CaseState]:
             JobKey(run_id, CaseKey(case_id, trial)): CaseState(CaseStatus(status), score, updated)
             for run_id, case_id, trial, status, score, updated in rows
         }
-
-
-def case_line(status: CaseStatus, score: float | None, where: str) -> str:
-    """What `--verbose` prints as a case lands: `pass 1.00`, `FAIL 0.67` (a case that ran
-    but missed something), or the status of one that did not run to the end (`error`,
-    `lost`), never "done 0.00" for a case that failed every check."""
-    shown = "–" if score is None else f"{score:.2f}"
-    if status is not CaseStatus.done:
-        verdict = f"[red]{status.value}[/]"
-    elif score is None or score >= 1.0:
-        verdict = "[green]pass[/]"
-    else:
-        verdict = "[bold red]FAIL[/]"
-    return f"{verdict} {shown:>4}  {escape(where)}"
 
 
 class Landings:
