@@ -24,6 +24,7 @@ from memeval.llm.answer import PaidCalls
 from memeval.plan import CaseRef, RunPlan
 from memeval.results import CaseResult
 from memeval.store import RunStatus, Store
+from memeval.summary import case_line
 from workers.aggregate import finalize
 from workers.broker import BrokerGone
 from workers.dispatch import dispatch
@@ -151,10 +152,8 @@ def _in_process(store: Store, planned: PlannedRun, how: Execution, redis_url: st
     def landed(result: CaseResult) -> None:
         store.upsert_case_result(result)
         if how.verbose:
-            score = "–" if result.score is None else f"{result.score:.2f}"
-            how.console.print(
-                f"{result.status.value:>6} {score:>5}  {result.case_id}#{result.trial}"
-            )
+            where = f"{result.case_id}#{result.trial}"
+            how.console.print(case_line(result.status, result.score, where), highlight=False)
 
     asyncio.run(
         run_plan(
