@@ -84,16 +84,37 @@ def _spawn(
     )
 
 
-def _stop(proc: subprocess.Popen[bytes], sig: signal.Signals, timeout: float) -> None:
-    """Signal the child's whole process group, then SIGKILL what is left after `timeout`."""
+def _stop(
+    proc: subprocess.Popen[bytes],
+    sig: signal.Signals,
+    timeout: float,
+    settled: Callable[[], bool] | None = None,
+) -> None:
+    """Signal the child's whole process group, then SIGKILL what is left after `timeout`, or
+    as soon as `settled()` says nothing in it is worth waiting for."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout)
+        if settled is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout)
+        else:
+            deadline = time.monotonic() + timeout
+            while proc.poll() is None and not settled() and time.monotonic() < deadline:
+                time.sleep(0.02)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # prefork children left in the group
     proc.wait()
+
+
+def _has_children(pid: int) -> bool:
+    """Whether `pid` still has a child process, from every one of its threads' lists (billiard
+    forks replacements from a thread)."""
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            if (task / "children").read_text().strip():
+                return True
+    return False
 
 
 def tail(path: Path, lines: int = 20) -> str:
@@ -211,9 +232,21 @@ class EmbeddedFarm:
         return self._worker is not None and self._worker.poll() is None
 
     def close(self, *, cold: bool = False) -> None:
-        """Stop the node (warm: finish what runs; cold: drop it), then Redis; remove the dir."""
+        """Stop the node (warm: finish what runs; cold: drop it), then Redis; remove the dir.
+
+        A warm prefork node is done once its pool processes have exited, each after its task
+        and its shutdown hooks; what the node would still do is sleep in billiard's shutdown
+        (handler threads that poll every 0.8 to 1 s), almost a second of every `memeval run`,
+        so it is killed then. Its broker is private and about to go too.
+        """
         if self._worker is not None:
-            _stop(self._worker, signal.SIGQUIT if cold else signal.SIGTERM, STOP_TIMEOUT)
+            if cold:
+                _stop(self._worker, signal.SIGQUIT, STOP_TIMEOUT)
+            else:
+                pid = self._worker.pid
+                drained = self.pool == "prefork" and Path(f"/proc/{pid}/task").is_dir()
+                settled = (lambda: not _has_children(pid)) if drained else None
+                _stop(self._worker, signal.SIGTERM, STOP_TIMEOUT, settled)
         if self._redis is not None:
             _stop(self._redis, signal.SIGTERM, STOP_TIMEOUT)
         for handle in self._logs:
