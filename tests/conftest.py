@@ -1,4 +1,4 @@
-"""Shared test helpers."""
+"""Shared test helpers, and how the suite is spread over pytest-xdist workers."""
 
 from __future__ import annotations
 
@@ -30,3 +30,53 @@ def run_cli(
 @pytest.fixture
 def cli():
     return run_cli
+
+
+# Fixtures (`where::name`) whose tests run a whole engine suite against real libraries: the
+# longest tests of the suite, handed out first.
+LONGEST = frozenset({"tests/oss/test_run_suites.py::served"})
+# Fixtures whose tests run `memeval` end to end (a farm, Celery workers, a private Redis, the
+# CLI in a subprocess): seconds to tens of seconds each, handed out next.
+LONG = frozenset({"tests/farm::farm", "tests/farm::shared", "tests/infra::fleet", "tests::cli"})
+# Module-scoped fixtures whose tests are better spread over the workers than kept together:
+# each test is long, the fixture (a model server) cheap beside it.
+SPREAD = LONGEST
+
+
+def _fixtures(item: pytest.Item) -> dict[str, str]:
+    """Every fixture `item` uses, as `where::name` (where: the folder or module defining it,
+    empty for pytest's own), mapped to its scope."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return {}
+    used = {}
+    for name, defs in info.name2fixturedefs.items():
+        if name in info.names_closure:
+            used[f"{defs[-1].baseid}::{name}"] = defs[-1].scope
+    return used
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest tests first, and one worker per shared fixture.
+
+    Under xdist (`--dist loadgroup --no-loadscope-reorder`) tests are handed out in this order,
+    one at a time: starting the long ones first keeps any worker from being left alone with
+    one at the end. A module- or session-scoped fixture is built once per worker that needs
+    it, so the tests of a module that share one of this suite's are kept on one worker (an
+    `xdist_group` named after the module) instead of each worker building it.
+    """
+    ranks = {}
+    for item in items:
+        used = _fixtures(item)
+        shared = [
+            key
+            for key, scope in used.items()
+            if scope in ("module", "package", "session")
+            and key.startswith("tests")
+            and key not in SPREAD
+        ]
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+        ranks[item.nodeid] = 0 if used.keys() & LONGEST else 1 if used.keys() & LONG else 2
+    items.sort(key=lambda item: ranks[item.nodeid])  # stable: collection order within a rank

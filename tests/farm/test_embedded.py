@@ -63,7 +63,7 @@ def test_embedded_run_scores_like_the_runner_in_process(farm: Farm) -> None:
         ("direct", "finished"),
         ("farm", "finished"),
     ]
-    assert not _farm_processes(), "the embedded farm left processes behind"
+    assert not _farm_processes(farm), "the embedded farm left processes behind"
 
 
 def test_a_crashing_case_is_an_error_and_the_run_completes(farm: Farm) -> None:
@@ -101,7 +101,7 @@ def test_a_killed_worker_process_has_its_case_redelivered(farm: Farm) -> None:
     rows = farm.rows("select case_id, trial, status from case_results")
     assert len(rows) == planned == len({(case, trial) for case, trial, _ in rows})
     assert {status for _, _, status in rows} == {"done"}
-    assert not _farm_processes()
+    assert not _farm_processes(farm)
 
 
 def test_a_dead_worker_node_loses_its_cases_and_resume_runs_only_those(farm: Farm) -> None:
@@ -120,7 +120,7 @@ def test_a_dead_worker_node_loses_its_cases_and_resume_runs_only_those(farm: Far
     assert len(before) == planned and "lost" in before.values()
     done_before = {c for c, s in before.items() if s == "done"}
     updated_before = dict(farm.rows("select case_id, updated_at from case_results"))
-    assert not _farm_processes()
+    assert not _farm_processes(farm)
 
     resume = farm.run("run", "--resume", run_id, "--out", str(farm.tmp / "out" / "lost"))
     assert resume.returncode == 0, resume.stdout + resume.stderr
@@ -180,8 +180,18 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
-def _farm_processes() -> list[int]:
-    """Embedded Redis servers and worker nodes still alive on this machine."""
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
+
+
+def _farm_processes(farm: Farm) -> list[int]:
+    """Embedded Redis servers and worker nodes of this farm still alive on this machine. Every
+    process `memeval run` starts inherits the farm's environment, whose marks folder is this
+    test's own: farms of tests running alongside (pytest-xdist) are not this test's business."""
+    own = f"MEMEVAL_TEST_MARKS={farm.marks}".encode() + b"\x00"
     return [
         int(p.name)
         for p in Path("/proc").glob("[0-9]*")
@@ -190,4 +200,5 @@ def _farm_processes() -> list[int]:
             b"memeval-farm-" in _cmdline(int(p.name))
             or b"-A\x00workers.app" in _cmdline(int(p.name))
         )
+        and own in _environ(int(p.name))
     ]

@@ -22,8 +22,13 @@ def written(tmp_path_factory, reference_run):
     return write_reports(reference_run, out)["html"]
 
 
-def test_the_run_report_draws_its_charts_and_table(written, tmp_path, reference_run):
-    dom = browse(written, tmp_path / "profile", "--dump-dom").stdout
+@pytest.fixture(scope="module")
+def dom(written, tmp_path_factory):
+    """The run report's DOM once its scripts ran: one Chromium start for the tests reading it."""
+    return browse(written, tmp_path_factory.mktemp("profile"), "--dump-dom").stdout
+
+
+def test_the_run_report_draws_its_charts_and_table(dom, reference_run):
     page = Elements(dom)
     assert page.all("body", **{"data-rendered": "true"})
     assert page.shapes("dimensions", "rect", "bar") == 6  # five dimensions and the composite
@@ -36,8 +41,7 @@ def test_the_run_report_draws_its_charts_and_table(written, tmp_path, reference_
     assert not page.all("tr", class_="detail")  # closed until clicked
 
 
-def test_pack_text_stays_text(written, tmp_path):
-    dom = browse(written, tmp_path / "profile", "--dump-dom").stdout
+def test_pack_text_stays_text(dom):
     page = Elements(dom)
     assert len(page.all("script")) == 2  # the data and the page's own code, nothing injected
     assert not page.all("img") and not page.all("b")
