@@ -38,9 +38,8 @@ def print_summary(report: RunReport, console: Console) -> None:
         dims.add_column("score", justify="right")
         for dim in Dimension:
             dims.add_row(dim.value, f"{WEIGHTS[dim]:.2f}", pct(report.dimensions.get(dim.value)))
-        name = f"[bold]{escape(composite_title(report))}[/]" + (
-            " [yellow](partial)[/]" if report.partial else ""
-        )
+        style = "bold yellow" if report.partial else "bold"
+        name = f"[{style}]{escape(composite_title(report))}[/]"
         dims.add_row(name, "", f"[bold]{pct(report.composite)}[/]")
         console.print(dims)
     kpis = Table(title="KPIs")

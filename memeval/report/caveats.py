@@ -15,10 +15,12 @@ def planned(report: RunReport) -> int:
 
 
 def composite_title(report: RunReport) -> str:
-    """ "composite", or "composite (temporal only)" for a run of part of its suite: a score
-    over one dimension is that dimension's, and must not read as the whole suite's."""
+    """ "composite", or "composite (temporal only)" for a run of part of its suite, and
+    "(..., partial)" when planned cases are missing from it: a score over one dimension is
+    that dimension's, and must not read as the whole suite's."""
     subset = scope(report.subset, (c.dimension for c in report.cases if c.kind == "fixture"))
-    return "composite" if subset is None else f"composite ({subset})"
+    marks = [m for m in (subset, "partial" if report.partial else None) if m]
+    return f"composite ({', '.join(marks)})" if marks else "composite"
 
 
 def partial_note(report: RunReport, *, every: bool = False) -> str | None:

@@ -105,9 +105,9 @@ def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
 
     mark = " (partial)" if report.partial else ""
     headline = [
-        {"name": name, "title": title + mark, **interval(name)}
+        {"name": name, "title": title, **interval(name)}
         | {"spread": spread.model_dump() if (spread := ci.trials.get(name)) else None}
-        for name, title in ((COMPOSITE, composite_title(report)), (PACK_HIT, "pack hit"))
+        for name, title in ((COMPOSITE, composite_title(report)), (PACK_HIT, "pack hit" + mark))
         if interval(name)["value"] is not None
     ]
     dimensions = [

@@ -101,11 +101,15 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
 
 def _headline(ci_: RunIntervals, composite: str, partial: bool = False) -> list[str]:
     lines = []
-    for name, title in ((COMPOSITE, composite[:1].upper() + composite[1:]), (PACK_HIT, "Pack hit")):
+    titles = (
+        (COMPOSITE, composite[:1].upper() + composite[1:]),
+        (PACK_HIT, "Pack hit" + (" (partial)" if partial else "")),
+    )
+    for name, title in titles:
         interval = ci_.intervals.get(name)
         if interval is None or interval.value is None:
             continue
-        line = f"- **{title} {pct(interval.value)}**" + (" (partial)" if partial else "")
+        line = f"- **{title} {pct(interval.value)}**"
         line += f" (95% CI {ci(interval)}, n={interval.n})"
         if name in ci_.trials:
             line += f"; across trials {sd(ci_.trials[name])}"

@@ -65,15 +65,16 @@ def test_unreachable_cases_are_errors_and_the_composite_says_partial(farm: Farm)
     # The composite is over the eight that ran, and every surface marks it partial.
     assert run.partial and len(run.unscored) == 2 and all("(error)" in u for u in run.unscored)
     assert run.composite == 1.0
-    assert re.search(r"composite \(partial\)", text)
+    assert re.search(r"composite \(abstention only, partial\)", text)
     assert f"partial: 2 of {ABSTENTION} planned cases are not in the score" in text
     assert "never_stored_headcount#0 (error)" in text
     md = (out / "report.md").read_text()
-    assert "**Composite 100.0%** (partial)" in md
+    assert "**Composite (abstention only, partial) 100.0%**" in md
     assert "Partial: 2 of 10 planned cases are not in the score" in md
     assert "never_stored_parking#0 (error)" in md
     html = (out / "report.html").read_text()
-    assert "partial: 2 of 10 planned cases" in html and "composite (partial)" in html
+    assert "partial: 2 of 10 planned cases" in html
+    assert "composite (abstention only, partial)" in html
     saved = json.loads((out / "report.json").read_text())
     assert saved["partial"] is True and len(saved["unscored"]) == 2
     listed = farm.run("runs")

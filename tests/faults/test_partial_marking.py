@@ -82,13 +82,13 @@ def test_two_lost_of_ten_abstention_fixtures_make_a_partial_composite():
     console = Console(record=True, width=200)
     print_summary(run, console)
     shown = console.export_text()
-    assert "composite (partial)" in shown
+    assert "composite (abstention only, partial)" in shown
     assert (
         "partial: 2 of 10 planned cases are not in the score: dimensions/abstention/f8#0 (lost)"
         in shown
     )
     md = render(run)
-    assert "**Composite 100.0%** (partial)" in md and "f9#0 (missing)" in md
+    assert "**Composite (abstention only, partial) 100.0%**" in md and "f9#0 (missing)" in md
     assert "partial: 2 of 10 planned cases" in render_html(run)
 
 
