@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from functools import cache
 from itertools import count
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from sqlalchemy import Delete, Engine, Table, bindparam, delete, func, or_
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col, select
@@ -39,6 +39,9 @@ from memeval.store.models import (
 )
 from memeval.store.settings import database_url
 from memeval.store.tables import CaseRow, CheckRow, PaidCallRow, ProbeRow, RunRow, utcnow
+
+if TYPE_CHECKING:  # imported where used: a SQLite store (`memeval runs`) never loads it
+    from sqlalchemy.dialects import postgresql
 
 LATEST = "latest"
 """The reference `report`, `status` and `compare` take for the newest run in the store."""
@@ -63,6 +66,8 @@ _PROBES, _CHECKS = ProbeRow.__table__, CheckRow.__table__  # type: ignore[attr-d
 @cache
 def _upsert_case(dialect: str) -> postgresql.Insert | sqlite.Insert:
     """Insert a case row, or update it unless that would replace a done result by another."""
+    from sqlalchemy.dialects import postgresql
+
     stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_CASES)
     kept = (*_CASE_KEY, "id", "created_at")
     return stmt.on_conflict_do_update(
@@ -79,6 +84,8 @@ def _delete_children(table: Table) -> Delete:
 
 def _insert(session: Session, table: type[SQLModel]) -> postgresql.Insert | sqlite.Insert:
     """The dialect's own INSERT, the one that knows ON CONFLICT (same API on both)."""
+    from sqlalchemy.dialects import postgresql
+
     if session.get_bind().dialect.name == "postgresql":
         return postgresql.insert(table)
     return sqlite.insert(table)
