@@ -24,7 +24,7 @@ from memeval.cli.stop import stop_gently_on_sigterm
 from memeval.cli.summary import print_summary
 from memeval.errors import UsageError
 from memeval.evaluation import outcome
-from memeval.evaluation.execution import Execution, Farm, execute
+from memeval.evaluation.execution import Execution, Farm, dispatch_detached, execute
 from memeval.evaluation.models import DEFAULT_MODEL
 from memeval.evaluation.outcome import RunEnd, Stop
 from memeval.evaluation.paths import check_output
@@ -95,7 +95,7 @@ def run(
     store = usable_store()
     planned = _plan(flags, farm, store)
     if flags.detach and farm.shared is not None:
-        detach(farm.shared, settings, store, planned, out)
+        dispatch_detached(farm.shared, settings, store, planned, out)
         out.print(planned.run_id)
         return
     how = Execution(

@@ -68,15 +68,16 @@ class Execution(BaseModel):
     """An engine object to run in this process instead of building one from the reference."""
 
 
-def detach(farm: Farm, store: Store, planned: PlannedRun, console: Console) -> None:
-    """Send the cases to the fleet and return; its workers finish the run."""
-    assert farm.shared is not None, "a detached run needs a fleet"
+def dispatch_detached(
+    shared: Celery, settings: FarmSettings, store: Store, planned: PlannedRun, console: Console
+) -> None:
+    """Send the cases to the fleet behind `shared` and return; its workers finish the run."""
     opener = planned.models.opener(console)
     if opener is not None:
-        opener(str(farm.shared.conf.result_backend))
+        opener(str(shared.conf.result_backend))
     if planned.jobs:
-        preflight_fleet(farm.shared, farm.settings, store, planned.jobs, console)
-        dispatch(farm.shared, planned.run_id, planned.jobs)
+        preflight_fleet(shared, settings, store, planned.jobs, console)
+        dispatch(shared, planned.run_id, planned.jobs)
 
 
 def execute(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> RunEnd:
