@@ -165,7 +165,7 @@ class Comparison(Model):
             for way in (ahead, Verdict.worse if ahead is Verdict.better else Verdict.better)
             if (named := self._named(way))
         ]
-        tail = f" — {', but '.join(parts)}" if parts else ""
+        tail = f" — {'; but '.join(parts)}" if parts else ""
         return f"{self.candidate} vs {self.baseline}: {verdict}{tail}"
 
     def _named(self, verdict: Verdict) -> str:
