@@ -51,7 +51,12 @@ class FarmSettings(BaseSettings):
         gt=0,
         description="Seconds without a new result before the watchdog looks for lost cases.",
     )
-    poll_interval: float = Field(default=0.5, gt=0)
+    poll_interval: float = Field(
+        default=0.2,
+        gt=0,
+        description="Seconds between a waiting run's looks at the store; the last case is seen "
+        "half of it late on average (one light query per look).",
+    )
     broker_outage: float = Field(
         default=120.0,
         gt=0,
