@@ -25,6 +25,7 @@ from memeval.evaluation.execution import Execution, Farm, execute
 from memeval.evaluation.models import ModelOptions
 from memeval.evaluation.outcome import Stop
 from memeval.evaluation.outputs import Outputs
+from memeval.evaluation.paths import check_output
 from memeval.evaluation.planning import RunRequest, concurrency, plan_new
 from memeval.evaluation.store import usable_store
 from memeval.report.compare import CompareReport, GroupBy
@@ -87,6 +88,8 @@ def evaluate(
     once the run is closed as interrupted: `memeval run --resume RUN_ID` finishes it.
     """
     _check_numbers(trials=trials, budget_usd=budget_usd, workers=workers)
+    folder = None if out is None else Path(out)
+    check_output("out", folder, folder=True)
     shown = console or Console(stderr=True)
     chosen = choose_engine(engine, in_process=farm is None)
     where = Farm.connected(_farm_settings(farm), in_process=farm is None)
@@ -108,7 +111,7 @@ def evaluate(
         how = Execution(
             workers=concurrency(workers),
             console=shown,
-            outputs=None if out is None else Outputs(out_dir=Path(out)),
+            outputs=None if folder is None else Outputs(out_dir=folder),
             engine=chosen.local,
         )
         end = execute(where, store, planned, how)

@@ -115,12 +115,17 @@ def test_compare_two_runs(runs: dict[str, RunReport], store: str) -> None:
     assert worse.candidate == "naive" and worse.verdict == "clear regression"
 
 
-def test_an_engine_instance_runs_in_this_process(store: str) -> None:
+def test_an_engine_instance_runs_in_this_process(store: str, tmp_path: Path) -> None:
     engine = CountingEngine()
-    report = memeval.evaluate(engine, suites=SUITE, only="cfo_on_date", database_url=store)
+    report = memeval.evaluate(
+        engine, suites=SUITE, only="cfo_on_date", database_url=store, out=tmp_path / "reports"
+    )
     assert [c.case_id for c in report.cases] == ["dimensions/temporal/cfo_on_date"]
     assert report.engine == "tests.api.test_api:CountingEngine"
     assert engine.stored > 0 and engine.closed
+    written = memeval.load_run(str(tmp_path / "reports"))  # the folder holding report.json
+    assert (written.run_id, written.composite) == (report.run_id, report.composite)
+    assert (tmp_path / "reports" / "report.html").is_file()
 
 
 @pytest.mark.parametrize(
@@ -134,6 +139,7 @@ def test_an_engine_instance_runs_in_this_process(store: str) -> None:
         ({"budget_usd": 5.0}, "budget_usd only applies when a model answers"),
         ({"workers": 0}, "workers: input should be greater than or equal to 1"),
         ({"farm": "nowhere"}, "farm `nowhere` is neither `embedded` nor a broker URL"),
+        ({"out": __file__}, f"out {__file__} is a file"),
         ({"suites": "no-such-suite"}, "no-such-suite"),
         ({"dimension": "colour"}, "unknown dimension `colour`"),
     ],
