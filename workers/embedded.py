@@ -234,10 +234,10 @@ class EmbeddedFarm:
     def close(self, *, cold: bool = False) -> None:
         """Stop the node (warm: finish what runs; cold: drop it), then Redis; remove the dir.
 
-        A warm prefork node is done once its pool processes have exited, each after its task
-        and its shutdown hooks; what the node would still do is sleep in billiard's shutdown
-        (handler threads that poll every 0.8 to 1 s), almost a second of every `memeval run`,
-        so it is killed then. Its broker is private and about to go too.
+        The group's SIGTERM also reaches a prefork node's pool processes, which Celery leaves
+        at the signal's default action. Once they are gone the node would only sleep through
+        billiard's shutdown (handler threads that poll every 0.8 to 1 s, about 2 s in all, in
+        every `memeval run`), so it is killed then; its broker is private and goes next.
         """
         if self._worker is not None:
             if cold:
