@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, TypeGuard
 import typer
 
 from memeval import __version__
-from memeval.cli.lazy import Entry, lazy_group
+from memeval.cli.lazy import Entry, flags_show_no_type, lazy_group
 from memeval.errors import MemevalError
 from memeval.secrets import install_masking, redact
 
@@ -80,6 +80,7 @@ COMMANDS = {
     ),
 }
 
+flags_show_no_type()
 app = typer.Typer(
     name="memeval",
     cls=lazy_group(COMMANDS),

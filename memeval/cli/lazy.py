@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 
@@ -36,6 +36,18 @@ def build(name: str, entry: Entry) -> TyperCommand | TyperGroup:
     else:
         holder.command(name, context_settings=PASSTHROUGH if entry.passthrough else None)(target)
     return typer.main.get_group(holder).commands[name]  # type: ignore[return-value]
+
+
+def flags_show_no_type() -> None:
+    """A flag takes no value, yet typer's help gives each one a type column (`--keep
+    --no-keep <bool>`, `--help <bool>`); every option typer builds, `--help` included, goes
+    through this one method, so flags are told apart here rather than option by option."""
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
 
 
 class LazyCommand(TyperCommand):

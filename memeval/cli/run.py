@@ -17,7 +17,7 @@ from rich.console import Console
 
 from memeval.cli import run_options as opt
 from memeval.cli.estimate import estimate_command
-from memeval.cli.options import BaseUrl, ModelTimeout, Prices, Rates
+from memeval.cli.options import BaseUrl, ModelTimeout, Prices, Rates, Workers
 from memeval.cli.report import FailOnRegression, FailUnder
 from memeval.cli.run_options import RunFlags
 from memeval.cli.stop import stop_gently_on_sigterm
@@ -55,7 +55,7 @@ def run(
     trials: opt.Trials = None,
     keep: opt.Keep = False,
     verbose: opt.Verbose = False,
-    workers: opt.Workers = None,
+    workers: Workers = None,
     pool: opt.WorkerPool = "prefork",
     detach: opt.Detach = False,
     resume: opt.Resume = None,

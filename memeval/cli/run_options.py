@@ -16,7 +16,8 @@ from memeval.evaluation.planning import RunRequest
 from workers.embedded import Pool
 
 Engine = Annotated[
-    str | None, typer.Option(help="Engine to evaluate: reference, naive, ... [default: reference]")
+    str | None,
+    typer.Option(help="Engine to evaluate: reference, naive, ...", show_default="reference"),
 ]
 Url = Annotated[
     str | None, typer.Option(help="Base URL of the engine's service (e.g. for --engine http).")
@@ -26,7 +27,7 @@ EnrichWait = Annotated[
     typer.Option(help="cortex, tinyhumans: most seconds to wait for enrichment to drain."),
 ]
 Suite = Annotated[
-    str | None, typer.Option(help="lifecycle, dimensions, all, or a path. [default: all]")
+    str | None, typer.Option(help="lifecycle, dimensions, all, or a path.", show_default="all")
 ]
 Label = Annotated[str | None, typer.Option(help="Name for this run in reports.")]
 Only = Annotated[list[str] | None, typer.Option(help="Run only this case id (repeatable).")]
@@ -36,9 +37,6 @@ Dimensions = Annotated[
 Trials = Annotated[int | None, typer.Option(help="Run every case this many times.")]
 Keep = Annotated[bool, typer.Option(help="Skip the forget step, to inspect the engine.")]
 Verbose = Annotated[bool, typer.Option(help="Print each case as it lands.")]
-Workers = Annotated[
-    int | None, typer.Option(help="Local worker processes (or threads). [default: CPUs]")
-]
 WorkerPool = Annotated[Pool, typer.Option(help="Local worker pool.")]
 Detach = Annotated[
     bool, typer.Option(help="Dispatch, print the run id and return (needs a broker).")
@@ -51,14 +49,15 @@ InProcess = Annotated[
     bool, typer.Option("--in-process", help="Debug: run in this process, no farm.")
 ]
 OutDir = Annotated[
-    Path | None, typer.Option("--out", help="Report folder. [default: ./memeval-runs/<label>/]")
+    Path | None,
+    typer.Option("--out", help="Report folder.", show_default="./memeval-runs/<label>/"),
 ]
 JsonPath = Annotated[Path | None, typer.Option("--json", help="Also write the JSON report here.")]
 MdPath = Annotated[Path | None, typer.Option("--md", help="Also write the markdown report here.")]
 Llm = Annotated[
     bool, typer.Option("--llm", help="A model answers every probe and query from its pack.")
 ]
-Model = Annotated[str | None, typer.Option(help=f"The answering model. [default: {DEFAULT_MODEL}]")]
+Model = Annotated[str | None, typer.Option(help="The answering model.", show_default=DEFAULT_MODEL)]
 Judge = Annotated[
     str | None,
     typer.Option(

@@ -32,7 +32,8 @@ Workers = Annotated[
         "--workers",
         "--concurrency",
         min=1,
-        help="Local worker processes (or threads). [default: CPUs]",
+        help="Local worker processes (or threads).",
+        show_default="CPUs",
     ),
 ]
 WorkerPool = Annotated[Pool, typer.Option(help="Local worker pool.")]

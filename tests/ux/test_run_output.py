@@ -122,3 +122,43 @@ def test_help_shows_every_default_and_no_bool_placeholder_on_flags(cli):
     assert "<bool>" not in flag and "--no-fail-on-regression" not in flag
     runs = next(line for line in cli("runs", "--help").stdout.splitlines() if "--json" in line)
     assert "<bool>" not in runs
+
+
+def _helps() -> dict[str, str]:
+    """Every command's and subcommand's help, as a user at a wide terminal sees it."""
+    from typer.testing import CliRunner
+
+    from memeval.cli import COMMANDS, app
+
+    runner = CliRunner(env={"COLUMNS": "200"})
+    shown = {"": runner.invoke(app, ["--help"]).output}
+    for name in COMMANDS:
+        shown[name] = runner.invoke(app, [name, "--help"]).output
+    for group in ("suites", "models"):
+        for line in shown[group].splitlines():
+            words = line.strip("│ ").split()
+            if words and words[0].isidentifier() and words[0] not in ("Usage:",):
+                sub = runner.invoke(app, [group, words[0], "--help"])
+                if sub.exit_code == 0:
+                    shown[f"{group} {words[0]}"] = sub.output
+    return shown
+
+
+def test_no_help_anywhere_gives_a_flag_a_value_placeholder():
+    helps = _helps()
+    assert len(helps) > len(("", "run", "suites validate")) + 10
+    for name, text in helps.items():
+        assert "<bool>" not in text, f"memeval {name} --help"
+        assert "--help" in text, f"memeval {name} --help printed no help"
+
+
+def test_run_help_shows_the_defaults_it_used_to_hide_in_its_help_text():
+    run = _helps()["run"]
+    for default in (
+        "[default: (reference)]",
+        "[default: (all)]",
+        "[default: (CPUs)]",
+        "[default: (./memeval-runs/<label>/)]",
+    ):
+        assert default in run, default
+    assert "[default: (" in _helps()["sweep"]
