@@ -108,7 +108,9 @@ def test_a_429_pauses_everyone_for_retry_after(redis_url, tag):
     async def go():
         redis = await connect_redis(redis_url)
         limiter = Limiter(redis)
-        rate = Rate(kind=RateKind.model, count=50, period_s=1.0, burst=5)
+        # 5/s: the next slot after a pause is 200 ms away, room enough for a busy machine (at
+        # 50/s a 20 ms stall between the two calls below let the second one through).
+        rate = Rate(kind=RateKind.model, count=5, period_s=1.0, burst=5)
         name = f"model-{tag}"
         first = await limiter.acquire(rate, name)
         await limiter.pause(rate, name, 0.5)

@@ -79,7 +79,9 @@ def monitor(url: str) -> Iterator[list[str]]:
     """Every command the Redis server receives meanwhile, from any client: task messages,
     events, results and chord state included."""
     seen: list[str] = []
-    client = redis.Redis.from_url(url)
+    # No read timeout: a quiet spell (a worker still starting on a busy machine) is no error,
+    # and redis-py's default 5 s one ended the reader before the first command.
+    client = redis.Redis.from_url(url, socket_timeout=None)
     with client.monitor() as feed:
 
         def read() -> None:
