@@ -120,6 +120,7 @@ def plan_run(
     trials: int,
     options: RunOptions,
     budget_micros: int | None,
+    subset: str | None = None,
 ) -> list[CaseJob]:
     """Record the run with its whole plan, then return its jobs, trial by trial: a run that
     exists before any case is dispatched is one `--resume` can always complete. The jobs carry
@@ -133,6 +134,7 @@ def plan_run(
         planned=[planned(case, trial) for case, trial in plan],
         options=options.model_dump(mode="json") | {"budget_micros": budget_micros},
         prompt_version=options.llm.prompt_version if options.llm else None,
+        subset=subset,
     )
     return [
         CaseJob(

@@ -19,6 +19,7 @@ from memeval.cli import sweep_options as opt
 from memeval.cli.estimate import estimate_command
 from memeval.cli.options import BaseUrl, Prices, Rates
 from memeval.cli.stop import stop_gently_on_sigterm
+from memeval.cli.summary import print_compare
 from memeval.cli.sweep_options import SweepFlags
 from memeval.engines.registry import validate as validate_engine
 from memeval.errors import UsageError
@@ -28,7 +29,6 @@ from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import budget_micros, parse_models
 from memeval.llm.sweep import Profile, SweepConfig, SweepReport, parse_profile
 from memeval.plan import select
-from memeval.report.compare_markdown import render_compare
 from memeval.report.markdown import pct
 from memeval.results import CaseStatus
 from memeval.secrets import redact_model
@@ -192,4 +192,4 @@ def print_sweep(report: SweepReport, console: Console) -> None:
     if report.comparison is None:
         console.print("nothing to compare: a single variant, or no case every variant completed")
         return
-    console.print(render_compare(report.comparison), markup=False, highlight=False, soft_wrap=True)
+    print_compare(report.comparison, console)

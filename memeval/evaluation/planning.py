@@ -20,6 +20,7 @@ from memeval.store import RunRecord, Store
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
+from memeval.summary import subset_name
 from workers.farm import check_engine
 from workers.job import CaseJob, plan_run
 
@@ -72,9 +73,12 @@ def plan_new(store: Store, request: RunRequest, console: Console) -> PlannedRun:
         trials=request.trials or 1,
         options=RunOptions(keep=request.keep, llm=models.llm, rates=models.rates),
         budget_micros=models.budget_micros,
+        subset=subset_name(request.only, request.dimension),
     )
-    # The store may have given the run another label than the one asked for.
+    # The store gives a taken label the first free suffix: reports never overwrite a run's.
     label = require_run(store, run_id).label
+    if request.label and label != request.label:
+        console.print(f"label `{request.label}` is taken: this run is `{label}`", highlight=False)
     return PlannedRun(run_id=run_id, label=label, jobs=jobs, models=models)
 
 
@@ -138,6 +142,7 @@ def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob],
             case=cases[p.case_id],
             trial=p.trial,
             options=options,
+            label=record.label,
         )
         for p in missing
     ]

@@ -3,6 +3,7 @@ case, a composite named for its subset, and a re-used label that keeps the earli
 
 from __future__ import annotations
 
+import json
 import re
 
 from memeval.report.markdown import render
@@ -32,8 +33,22 @@ def test_a_one_dimension_run_says_what_starts_and_how_each_case_went(cli, tmp_pa
     second = cli(*args, "--workers", "1", cwd=tmp_path)
     assert second.returncode == 0, second.stderr
     assert "label nv-2" in second.stdout
+    assert "label `nv` is taken: this run is `nv-2`" in second.stdout
     assert (tmp_path / "memeval-runs" / "nv-2" / "report.md").is_file()
     assert (tmp_path / "memeval-runs" / "nv" / "report.md").read_text() == md
+
+
+def test_a_run_of_chosen_cases_names_them_wherever_its_scores_show(cli, tmp_path):
+    """Cases picked with --only may span every dimension: the run still is not the suite."""
+    picked = ("dimensions/temporal/cfo_on_date", "dimensions/conflict/gross_margin_restated")
+    only = [arg for case in picked for arg in ("--only", case.rsplit("/", 1)[1])]
+    done = cli("run", "--suite", "dimensions", *only, "--in-process", "--label", "two",
+               cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "composite (2 cases only)" in done.stdout
+    listed = cli("runs", "--json", cwd=tmp_path)
+    (run,) = json.loads(listed.stdout)
+    assert run["subset"] == "2 cases only"
 
 
 def test_one_form_per_unit():
