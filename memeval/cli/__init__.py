@@ -120,7 +120,7 @@ def main() -> None:
         # themselves; a store that is not a database is still the user's setting to fix.
         if not _is_database_error(exc):
             raise
-        from memeval.cli.store import store_error
+        from memeval.evaluation.store import store_error
 
         _fail(store_error(exc))
 

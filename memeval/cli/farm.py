@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.table import Table
 
 from memeval.cli.options import Workers
-from memeval.cli.paths import check_output
-from memeval.cli.store import usable_store
 from memeval.errors import UsageError
+from memeval.evaluation.paths import check_output
+from memeval.evaluation.store import usable_store
 from memeval.results import CaseStatus
 from memeval.store import RunRecord, RunStatus
 from workers.embedded import Pool

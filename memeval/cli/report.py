@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from memeval.cli.paths import check_output
 from memeval.cli.summary import print_compare
+from memeval.evaluation.paths import check_output
 from memeval.llm.sweep import sweep_runs
 from memeval.report.compare import GroupBy, Verdict, compare
 from memeval.report.compare_markdown import render_compare
