@@ -15,12 +15,13 @@ from rich.console import Console
 
 from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable
 from memeval.errors import MemevalError
-from memeval.evaluation.models import in_process_redis
+from memeval.evaluation.models import shared_in_process
 from memeval.evaluation.outcome import RunEnd, Stop, credits_out
 from memeval.evaluation.outputs import Outputs
 from memeval.evaluation.planning import PlannedRun
 from memeval.inprocess import run_plan
 from memeval.llm.answer import PaidCalls
+from memeval.llm.shared import OpenShared
 from memeval.plan import CaseRef, RunPlan
 from memeval.results import CaseResult
 from memeval.store import RunStatus, Store
@@ -30,7 +31,6 @@ from workers.broker import BrokerGone
 from workers.dispatch import dispatch
 from workers.embedded import Pool
 from workers.farm import connect, preflight_fleet, run_on_farm
-from workers.redis_state import redis_state
 from workers.settings import FarmSettings
 
 
@@ -129,14 +129,14 @@ def _run(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> None:
             before_dispatch=planned.models.opener(how.console),
         )
         return
-    redis_url = in_process_redis(planned.models)
-    opener = planned.models.opener(how.console)
-    if opener is not None and redis_url is not None:
-        opener(redis_url)
-    _in_process(store, planned, how, redis_url)
+    shared = shared_in_process()
+    opener = planned.models.shared_opener(how.console)
+    if opener is not None:
+        opener(shared)
+    _in_process(store, planned, how, shared)
 
 
-def _in_process(store: Store, planned: PlannedRun, how: Execution, redis_url: str | None) -> None:
+def _in_process(store: Store, planned: PlannedRun, how: Execution, shared: OpenShared) -> None:
     """The debugging path: the same runner in this process's event loop, same store."""
     jobs = planned.jobs
     if not jobs:
@@ -162,7 +162,7 @@ def _in_process(store: Store, planned: PlannedRun, how: Execution, redis_url: st
             {job.case.id: job.case for job in jobs},
             concurrency=how.workers,
             on_result=landed,
-            shared=redis_state(redis_url),
+            shared=shared,
             ledger=PaidCalls(planned.run_id, store.record_paid_call),
             instance=how.engine,
         )

@@ -14,13 +14,15 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 
 from memeval.errors import UsageError
+from memeval.llm.in_memory import MemoryState
 from memeval.llm.judge import JUDGE_MAX_TOKENS, JUDGE_PROMPT_VERSION
 from memeval.llm.rates import Rate, parse_rates
 from memeval.llm.setup import budget_micros, prepare
+from memeval.llm.shared import BudgetState, OpenShared
 from memeval.llm.spec import LlmSpec
 from memeval.llm.sweep import SWEEP_SCOPE, sweep_runs
 from memeval.store import Store
-from workers.budget import open_budget
+from workers.redis_state import redis_state
 
 DEFAULT_MODEL = "openai/gpt-4.1-mini"
 
@@ -50,22 +52,47 @@ class ModelPlan(BaseModel):
     def opener(self, console: Console) -> Callable[[str], None] | None:
         """Opens the budgets the run's model reserves against (its own, or its sweep's) in the
         farm's Redis before any case is dispatched."""
+        opens = self.shared_opener(console)
+        if opens is None:
+            return None
+        return lambda redis_url: opens(_redis_state(redis_url))
+
+    def shared_opener(self, console: Console) -> Callable[[OpenShared], None] | None:
+        """The same, in whatever state the run's cases will share (Redis, or this process's
+        memory for an in-process run)."""
         cap = self.budget_micros
         if cap is None or self.llm is None:
             return None
         scopes = self.llm.budget_scopes
 
-        def open_in(redis_url: str) -> None:
-            for each in scopes:
-                state = asyncio.run(
-                    open_budget(redis_url, each, cap, self.spent_micros, raise_cap=self.raise_cap)
+        async def open_scope(shared: OpenShared, each: str) -> BudgetState:
+            async with shared() as state:
+                return await state.budget([each]).open(
+                    each, cap, spent_micros=self.spent_micros, raise_cap=self.raise_cap
                 )
+
+        def open_in(shared: OpenShared) -> None:
+            for each in scopes:
+                state = asyncio.run(open_scope(shared, each))
                 console.print(
                     f"budget: ${state.cap_usd:.2f}, ${state.spent_usd:.4f} spent so far",
                     highlight=False,
                 )
 
         return open_in
+
+
+def shared_in_process() -> OpenShared:
+    """An in-process run keeps its limits and budget in this process's memory, unless
+    MEMEVAL_REDIS_URL names a Redis to share them with other processes."""
+    url = os.environ.get("MEMEVAL_REDIS_URL")
+    return _redis_state(url) if url else MemoryState().opener()
+
+
+def _redis_state(url: str) -> OpenShared:
+    opened = redis_state(url)
+    assert opened is not None  # a URL always gives an opener
+    return opened
 
 
 def scope(run_id: str) -> str:
@@ -139,15 +166,3 @@ def _no_model_options(options: ModelOptions) -> None:
             f"{', '.join(stray)} only apply when a model answers",
             fix="add --llm, or drop those options",
         )
-
-
-def in_process_redis(plan: ModelPlan) -> str | None:
-    """The in-process path has no farm Redis: budgets and rates then need one named."""
-    needs = plan.budget_micros is not None or bool(plan.rates)
-    url = os.environ.get("MEMEVAL_REDIS_URL")
-    if needs and not url:
-        raise UsageError(
-            "--budget-usd and --rate keep their state in Redis, which --in-process does not start",
-            fix="drop --in-process, or set MEMEVAL_REDIS_URL=redis://HOST:6379/0",
-        )
-    return url

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from memeval.results import RunReport
 from tests.llm.server import KEY
@@ -57,3 +58,16 @@ def test_a_budget_that_binds_still_finishes_the_run(cli, server, tmp_path):
     assert "Traceback" not in done.stderr
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     assert data["run_id"] == report.run_id
+
+
+def test_an_in_process_run_keeps_its_budget_in_memory_with_no_redis(cli, server, tmp_path):
+    """No farm and no MEMEVAL_REDIS_URL: the budget lives in the process, and binds as exactly
+    as on the farm."""
+    assert "MEMEVAL_REDIS_URL" not in os.environ
+    done, report = run(cli, server, tmp_path, "--budget-usd", "0.0015", "--in-process")
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert report is not None
+    assert "budget: $0.00, $0.0000 spent so far" in done.stdout  # $0.0015, opened in memory
+    assert "skipped_budget" in {c.status.value for c in report.cases}
+    spent = sum(c.answerer_usd_micros for c in report.cases)
+    assert 0 < spent == server.billed_micros <= 1500
