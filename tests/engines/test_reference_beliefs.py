@@ -139,3 +139,30 @@ def test_events_are_facts_but_not_slots():
     assert book.records() == []
     assert [st.value for st in book.statements()] == ["disk full", "timeout"]
     assert not book.superseded(1)
+
+
+class _BuildsTwice(ReferenceEngine):
+    """A belief build that reaches the engine twice, as a retried request does."""
+
+    async def build_beliefs(self, tenant: str):  # type: ignore[no-untyped-def]
+        await super().build_beliefs(tenant)
+        return await super().build_beliefs(tenant)
+
+
+def test_a_repeated_belief_build_ranks_every_later_pack_as_one_build_does():
+    """Beliefs a rebuild retires leave the index's statistics: with them counted, a retried
+    build reordered an agent's history in the next pack (seen behind the fault proxy)."""
+    import asyncio
+
+    from memeval.runner import RunOptions, run_case
+    from memeval.suites.catalog import resolve
+
+    (case,) = [c.case for c in resolve("lifecycle").cases if c.case.id == "lifecycle/conflicts"]
+
+    def packs(engine: ReferenceEngine) -> list[str]:
+        result = asyncio.run(run_case(case, engine, run_id="twice", options=RunOptions()))
+        return [p.pack for p in result.probes]
+
+    once, twice = packs(ReferenceEngine()), packs(_BuildsTwice())
+    assert len(once) > 4
+    assert twice == once

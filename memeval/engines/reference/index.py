@@ -72,6 +72,17 @@ class LexicalIndex:
         self._lengths[doc] = len(terms)
         self._total_length += len(terms)
 
+    def remove(self, doc: int, terms: frozenset[str]) -> None:
+        """Take a document out of the statistics (document count, lengths, document
+        frequencies), so what replaces it ranks as if it had never been there. Its terms stay
+        in the vocabulary, which only ever grows."""
+        length = self._lengths.pop(doc, None)
+        if length is None:
+            return
+        self._total_length -= length
+        for term in terms:
+            self._postings[term].pop(doc, None)
+
     def df(self, term: str) -> int:
         postings = self._postings.get(term)
         return len(postings) if postings else 0

@@ -188,10 +188,12 @@ class Memory:
         return item.cues.question and self.threads[item.thread][-1] is item
 
     def retire_beliefs(self) -> None:
-        """A new build replaces every earlier belief; retired ones stay indexed but unseen."""
+        """A new build replaces every earlier belief. Retired ones stay listed but unseen, and
+        leave the index's statistics: a build repeated (a retried request) must rank as one."""
         for item in self.standing:
             if item.kind is ItemKind.belief:
                 item.retired = True
+                self.index.remove(item.doc, item.terms)
         self.standing = [i for i in self.standing if not i.retired]
 
 
