@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import overload
 
 from redis.asyncio import Redis
 
@@ -34,6 +35,14 @@ class RedisState:
 
     def budget(self, scopes: list[str]) -> Budget:
         return Budget(self.redis, scopes)
+
+
+@overload
+def redis_state(redis_url: str) -> OpenShared: ...
+
+
+@overload
+def redis_state(redis_url: None) -> None: ...
 
 
 def redis_state(redis_url: str | None) -> OpenShared | None:

@@ -55,7 +55,7 @@ class ModelPlan(BaseModel):
         opens = self.shared_opener(console)
         if opens is None:
             return None
-        return lambda redis_url: opens(_redis_state(redis_url))
+        return lambda redis_url: opens(redis_state(redis_url))
 
     def shared_opener(self, console: Console) -> Callable[[OpenShared], None] | None:
         """The same, in whatever state the run's cases will share (Redis, or this process's
@@ -86,13 +86,7 @@ def shared_in_process() -> OpenShared:
     """An in-process run keeps its limits and budget in this process's memory, unless
     MEMEVAL_REDIS_URL names a Redis to share them with other processes."""
     url = os.environ.get("MEMEVAL_REDIS_URL")
-    return _redis_state(url) if url else MemoryState().opener()
-
-
-def _redis_state(url: str) -> OpenShared:
-    opened = redis_state(url)
-    assert opened is not None  # a URL always gives an opener
-    return opened
+    return redis_state(url) if url else MemoryState().opener()
 
 
 def scope(run_id: str) -> str:
