@@ -20,6 +20,7 @@ from celery import Celery
 
 from memeval.secrets import install_masking
 from workers import metrics
+from workers.embedded import mark_exits
 from workers.settings import FarmSettings
 from workers.tasks import register
 
@@ -53,4 +54,5 @@ def make_app(settings: FarmSettings, broker_url: str | None = None) -> Celery:
     )
     register(app, settings)
     metrics.install(app)
+    mark_exits()
     return app

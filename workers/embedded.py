@@ -37,6 +37,7 @@ START_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
 MAX_REVIVALS = 3
 _PR_SET_PDEATHSIG = 1
+EXITED_ENV = "MEMEVAL_EXITED_DIR"
 
 
 def redis_executable() -> str:
@@ -107,14 +108,40 @@ def _stop(
     proc.wait()
 
 
-def _has_children(pid: int) -> bool:
-    """Whether `pid` still has a child process, from every one of its threads' lists (billiard
-    forks replacements from a thread)."""
+def _busy_children(pid: int, exited: Path) -> bool:
+    """Whether `pid` has a child that has not finished its shutdown hooks, from every one of
+    its threads' lists (billiard forks replacements from a thread). Past its hooks, a pool
+    process only sleeps a second in billiard before it exits (`Worker._do_exit`), so a child
+    that marked itself in `exited`, or is a zombie, has nothing left worth waiting for."""
     for task in Path(f"/proc/{pid}/task").glob("*"):
         with contextlib.suppress(OSError):  # a thread that ended meanwhile
-            if (task / "children").read_text().strip():
-                return True
+            for child in (task / "children").read_text().split():
+                if not (exited / child).exists() and _alive(child):
+                    return True
     return False
+
+
+def _alive(pid: str) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:  # reaped meanwhile
+        return False
+    return state != "Z"
+
+
+def mark_exits() -> None:
+    """In a node the embedded farm started: each pool process marks itself once its shutdown
+    hooks have run (engines closed, their folders removed). Connected after every other
+    receiver, so the mark comes last."""
+    folder = os.environ.get(EXITED_ENV)
+    if not folder:
+        return
+    from celery.signals import worker_process_shutdown
+
+    def mark(**_: object) -> None:
+        Path(folder, str(os.getpid())).touch()
+
+    worker_process_shutdown.connect(mark, weak=False)
 
 
 def tail(path: Path, lines: int = 20) -> str:
@@ -223,6 +250,8 @@ class EmbeddedFarm:
         ]  # fmt: skip
         env = {**self.env, "MEMEVAL_BROKER_URL": self.url}
         env.pop("MEMEVAL_RESULT_BACKEND", None)
+        (self.dir / "exited").mkdir(exist_ok=True)
+        env[EXITED_ENV] = str(self.dir / "exited")
         if env.get(metrics.PORT_ENV) and not env.get(metrics.MULTIPROC_ENV):
             (self.dir / "metrics").mkdir()  # removed with the farm's folder
             env[metrics.MULTIPROC_ENV] = str(self.dir / "metrics")
@@ -234,10 +263,11 @@ class EmbeddedFarm:
     def close(self, *, cold: bool = False) -> None:
         """Stop the node (warm: finish what runs; cold: drop it), then Redis; remove the dir.
 
-        The group's SIGTERM also reaches a prefork node's pool processes, which Celery leaves
-        at the signal's default action. Once they are gone the node would only sleep through
-        billiard's shutdown (handler threads that poll every 0.8 to 1 s, about 2 s in all, in
-        every `memeval run`), so it is killed then; its broker is private and goes next.
+        The group's SIGTERM also reaches a prefork node's pool processes: billiard's handler
+        ends each one's loop, runs its shutdown hooks, then sleeps a second before exiting.
+        The node itself would sleep through billiard's shutdown too (handler threads that poll
+        every 0.8 to 1 s). So the node is killed once every pool process is past its hooks
+        (`mark_exits`); its broker is private and goes next.
         """
         if self._worker is not None:
             if cold:
@@ -245,7 +275,8 @@ class EmbeddedFarm:
             else:
                 pid = self._worker.pid
                 drained = self.pool == "prefork" and Path(f"/proc/{pid}/task").is_dir()
-                settled = (lambda: not _has_children(pid)) if drained else None
+                exited = self.dir / "exited"
+                settled = (lambda: not _busy_children(pid, exited)) if drained else None
                 _stop(self._worker, signal.SIGTERM, STOP_TIMEOUT, settled)
         if self._redis is not None:
             _stop(self._redis, signal.SIGTERM, STOP_TIMEOUT)

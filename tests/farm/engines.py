@@ -83,3 +83,15 @@ SLOW = f"{__name__}:Slow"
 CRASHING = f"{__name__}:Crashing"
 DOWN = f"{__name__}:Down"
 SECRETIVE = f"{__name__}:Secretive"
+
+
+class SlowClose(Slow):
+    """Marks its writes as `Slow` does, takes its time to close (as an engine removing its
+    folder does), then marks that it closed in `MEMEVAL_TEST_MARKS` as `closed-<pid>`."""
+
+    name = "tests.farm.engines:SlowClose"
+
+    async def close(self) -> None:
+        await asyncio.sleep(0.4)
+        Path(os.environ["MEMEVAL_TEST_MARKS"], f"closed-{os.getpid()}").touch()
+        await super().close()
