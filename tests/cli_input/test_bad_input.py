@@ -1,16 +1,22 @@
 """Bad input gets exit code 2, one message naming the option, variable or file, and no run.
 
-Each case runs the CLI as a user would. Nothing here may reach a farm, a model or an engine:
-bad input has to fail before workers start, which is also what keeps these tests fast. URLs
-that must never connect point at port 9 on the loopback.
+Each case runs the CLI as a user would: a few as `python -m memeval` processes, the rest through
+the function that process calls, in this one. Nothing here may reach a farm, a model or an
+engine: bad input has to fail before workers start, which is also what keeps these tests fast.
+URLs that must never connect point at port 9 on the loopback.
 """
 
 from __future__ import annotations
 
+import logging
+import signal
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from memeval.cli import main
 from memeval.store import open_store
 from tests.conftest import run_cli
 
@@ -236,27 +242,80 @@ def _store(folder: Path) -> str:
     return f"sqlite:///{folder}/store.db"
 
 
+# Run as real processes, one per way the message and the status reach the shell: click's own
+# usage error (an option that does not parse), and memeval's error from an option it checks, a
+# variable, a malformed file and sweep's budget. Every other case calls the same entry point in
+# this process, which saves the interpreter and imports (about a second of CPU) per case.
+IN_SUBPROCESS = frozenset(
+    {"run-trials-word", "run-engine-unknown", "run-database-scheme", "run-suite-truncated"}
+    | {"sweep-budget-zero"}
+)
+
+# (argv, extra environment) -> (exit code as `sys.exit` was given it, stdout, stderr)
+Memeval = Callable[[list[str], dict[str, str]], tuple[int | str | None, str, str]]
+
+
+@pytest.fixture
+def memeval_here(
+    inputs: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> Iterator[Memeval]:
+    """`python -m memeval ARGV` with extra environment, run in `inputs` by the function that
+    command calls, in this process: its exit code, stdout and stderr.
+
+    `main` sets process-wide state meant to last a command's whole life: the masking log
+    record factory and excepthook (`install_masking`), and SIGTERM as Ctrl-C for `run` and
+    `sweep`. Each is put back afterwards, so no later case or test in this worker runs under
+    them; the environment, argv and the working folder go back through `monkeypatch`.
+    """
+    factory = logging.getLogRecordFactory()
+    sigterm = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.chdir(inputs)
+
+    def call(argv: list[str], env: dict[str, str]) -> tuple[int | str | None, str, str]:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setattr(sys, "argv", ["memeval", *argv])
+        with pytest.raises(SystemExit) as exited:
+            main()
+        out, err = capfd.readouterr()
+        return exited.value.code, out, err
+
+    yield call
+    logging.setLogRecordFactory(factory)
+    signal.signal(signal.SIGTERM, sigterm)
+
+
 @pytest.mark.parametrize(
-    ("args", "env", "fragments"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+    ("args", "env", "fragments", "in_subprocess"),
+    [(*c[1:], c[0] in IN_SUBPROCESS) for c in CASES],
+    ids=[c[0] for c in CASES],
 )
 def test_bad_input_is_one_clear_message(
     inputs: Path,
+    memeval_here: Memeval,
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
     args: list[str],
     env: dict[str, str],
     fragments: list[str],
+    in_subprocess: bool,
 ) -> None:
     for name in CLEARED:
         monkeypatch.delenv(name, raising=False)
     store = _store(inputs)
     given = {k: v.format(tmp=inputs) for k, v in env.items()}
-    done = run_cli(
-        *(a.format(tmp=inputs) for a in args),
-        env={"MEMEVAL_DATABASE_URL": store, "COLUMNS": "200", **given},
-        timeout=60,
-    )
-    assert done.returncode == BAD_INPUT, done.stdout + done.stderr
-    assert "Traceback" not in done.stderr
+    argv = [a.format(tmp=inputs) for a in args]
+    environment = {"MEMEVAL_DATABASE_URL": store, "COLUMNS": "200", **given}
+    if in_subprocess:
+        done = run_cli(*argv, cwd=inputs, env=environment, timeout=60)
+        code, stdout, stderr = done.returncode, done.stdout, done.stderr
+    else:
+        code, stdout, stderr = memeval_here(argv, environment)
+        # In a process of its own a logged traceback would reach stderr; here pytest holds it.
+        stderr += caplog.text
+    assert code == BAD_INPUT, stdout + stderr
+    assert "Traceback" not in stderr
     for fragment in fragments:
-        assert fragment.format(tmp=inputs) in done.stderr, done.stderr
+        assert fragment.format(tmp=inputs) in stderr, stderr
     assert open_store(store).list_runs(5) == [], "bad input must fail before a run exists"
