@@ -58,7 +58,7 @@ COMMANDS = {
     "status": Entry(
         "farm", "status", "Show a run's progress and scores so far, from the results store."
     ),
-    "runs": Entry("farm", "runs", "List the runs in the results store, newest first."),
+    "runs": Entry("runs", "runs", "List the runs in the results store, newest first."),
     "engines": Entry(
         "engines",
         "engines",

@@ -1,4 +1,4 @@
-"""Farm commands: `memeval worker`, `memeval flower`, `memeval status RUN_ID`, `memeval runs`.
+"""Farm commands: `memeval worker`, `memeval flower`, `memeval status RUN_ID`.
 
 `worker` and `flower` are thin wrappers over Celery's own commands for our app, so every
 Celery option still works after `--`; they refuse to start without a broker to share, since an
@@ -7,7 +7,6 @@ embedded broker lives only as long as the `memeval run` that started it.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import sys
@@ -17,14 +16,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from memeval.cli.options import Workers
 from memeval.errors import UsageError
 from memeval.evaluation.paths import check_output
 from memeval.evaluation.store import usable_store
 from memeval.results import CaseStatus
-from memeval.store import RunRecord, RunStatus
+from memeval.store import RunStatus
 from workers.embedded import Pool
 
 if TYPE_CHECKING:
@@ -173,65 +171,3 @@ def status(
     unfinished = report.missing or any(s is not CaseStatus.done for s in record.counts)
     if record.status is not RunStatus.running and unfinished:
         out.print(f"resume with `memeval run --resume {run_id}`")
-
-
-def runs(
-    limit: Annotated[int, typer.Option(help="How many runs to list, newest first.")] = 20,
-    as_json: Annotated[
-        bool, typer.Option("--json", metavar="", help="Print the runs as JSON.")
-    ] = False,
-) -> None:
-    """List the runs in the results store, newest first.
-
-    A run of part of its suite shows which part beside the suite: "all (temporal only)"."""
-    from memeval.summary import scope
-
-    if limit < 1:
-        raise UsageError(f"--limit must be at least 1, not {limit}")
-    records = usable_store().list_runs(limit)
-    subsets = {
-        r.id: scope(r.subset, (p.dimension for p in r.planned if p.kind == "fixture"))
-        for r in records
-    }
-    if as_json:
-        print(
-            json.dumps(
-                [
-                    r.model_dump(mode="json", exclude={"planned"})
-                    | {"subset": subsets[r.id], "partial": _partial(r)}
-                    for r in records
-                ],
-                indent=2,
-            )
-        )
-        return
-    table = Table()
-    for column in ("run", "label", "engine", "suite", "status", "started", "done", "planned"):
-        whole = column == "run"  # an id cut at 80 columns cannot be pasted back
-        table.add_column(
-            column,
-            justify="right" if column in ("done", "planned") else "left",
-            no_wrap=whole,
-            min_width=max((len(r.id) for r in records), default=None) if whole else None,
-            overflow="ignore" if whole else "fold",
-        )
-    for record in records:
-        done = record.counts.get(CaseStatus.done, 0)
-        table.add_row(
-            record.id,
-            record.label,
-            record.engine,
-            record.suite + (f" ({subset})" if (subset := subsets[record.id]) else ""),
-            record.status.value + (", partial" if _partial(record) else ""),
-            f"{record.created_at:%Y-%m-%d %H:%M}",
-            str(done),
-            str(record.planned_count),
-        )
-    out.print(table)
-
-
-def _partial(record: RunRecord) -> bool:
-    """An ended run whose scores leave out some planned case (lost, errored, skipped, never
-    run): its composite must not read as the whole suite's."""
-    ended = record.status is not RunStatus.running
-    return ended and record.counts.get(CaseStatus.done, 0) < record.planned_count

@@ -2,19 +2,38 @@
 
 Celery's result backend only carries small references; everything a report or a resume needs is
 read from here. One SQLite file serves a laptop; PostgreSQL serves a fleet.
+
+Names load on first use (PEP 562): `memeval runs` reads the store through `listing` alone, and
+importing `repo` would cost it SQLAlchemy and SQLModel.
 """
 
-from memeval.secrets import scrub_secrets
-from memeval.store.models import (
-    CaseKey,
-    PlannedCase,
-    RunMatch,
-    RunRecord,
-    RunStatus,
-    UnknownRun,
-)
-from memeval.store.repo import LATEST, Store, open_store
-from memeval.store.settings import StoreSettings, database_url
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memeval.secrets import scrub_secrets
+    from memeval.store.models import (
+        CaseKey,
+        PlannedCase,
+        RunMatch,
+        RunRecord,
+        RunStatus,
+        UnknownRun,
+    )
+    from memeval.store.repo import LATEST, Store, open_store
+    from memeval.store.settings import StoreSettings, database_url
+
+_HOMES = {
+    "scrub_secrets": "memeval.secrets",
+    **dict.fromkeys(
+        ("CaseKey", "PlannedCase", "RunMatch", "RunRecord", "RunStatus", "UnknownRun"),
+        "memeval.store.models",
+    ),
+    **dict.fromkeys(("LATEST", "Store", "open_store"), "memeval.store.repo"),
+    **dict.fromkeys(("StoreSettings", "database_url"), "memeval.store.settings"),
+}
 
 __all__ = [
     "LATEST",
@@ -30,3 +49,9 @@ __all__ = [
     "open_store",
     "scrub_secrets",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_HOMES[name]), name)

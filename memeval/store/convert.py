@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from memeval.results import CaseResult, CaseStatus
-from memeval.store.models import PlannedCase, RunRecord, RunStatus
+from memeval.results import CaseResult
+from memeval.store.listing import run_record as record_of
+from memeval.store.models import RunRecord
 from memeval.store.tables import RunRow
 
 
@@ -81,17 +82,4 @@ def check_values(result: CaseResult) -> list[dict[str, Any]]:
 
 
 def run_record(row: RunRow, counts: Mapping[str, int]) -> RunRecord:
-    return RunRecord(
-        id=row.id,
-        label=row.label,
-        engine=row.engine,
-        suite=row.suite,
-        status=RunStatus(row.status),
-        options=row.options,
-        prompt_version=row.prompt_version,
-        created_at=row.created_at,
-        finished_at=row.finished_at,
-        planned_count=row.planned_count,
-        planned=[PlannedCase.model_validate(p) for p in row.planned],
-        counts={CaseStatus(status): n for status, n in counts.items()},
-    )
+    return record_of(row.model_dump(), counts)

@@ -26,6 +26,7 @@ from memeval.results import CaseResult, CaseStatus
 from memeval.secrets import redact_model, scrub_secrets
 from memeval.store.convert import case_values, check_values, probe_values, run_record
 from memeval.store.engine import WRITE, create_schema, make_engine
+from memeval.store.listing import newest_runs
 from memeval.store.models import (
     SUBSET,
     CaseKey,
@@ -284,13 +285,7 @@ class Store:
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         """Newest first."""
         with self._read() as session:
-            rows = session.exec(
-                select(RunRow)
-                .order_by(col(RunRow.created_at).desc(), col(RunRow.id).desc())
-                .limit(limit)
-            ).all()
-            counts = self._counts(session, [r.id for r in rows])
-            return [run_record(r, counts[r.id]) for r in rows]
+            return newest_runs(session.connection().connection, limit)
 
     def run_status(self, run_id: str) -> RunStatus | None:
         """The status alone, for a check on every task: `get_run` also parses the whole plan

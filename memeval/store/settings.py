@@ -9,8 +9,8 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from memeval.errors import UsageError
+from memeval.store.listing import DEFAULT_PATH
 
-DEFAULT_PATH = Path("memeval-runs") / "memeval.db"
 _POSTGRES_ALIASES = ("postgres", "postgresql")
 
 

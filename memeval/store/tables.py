@@ -24,6 +24,8 @@ from sqlalchemy import (
 )
 from sqlmodel import Field, SQLModel
 
+from memeval.store.listing import as_utc
+
 
 class UtcDateTime(TypeDecorator[datetime]):
     """Aware UTC datetimes on both dialects; SQLite would otherwise hand back naive values.
@@ -42,9 +44,7 @@ class UtcDateTime(TypeDecorator[datetime]):
         return utc.replace(tzinfo=None) if dialect.name == "sqlite" else utc
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return as_utc(value)
 
 
 def utcnow() -> datetime:
