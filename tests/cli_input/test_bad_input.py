@@ -8,16 +8,12 @@ URLs that must never connect point at port 9 on the loopback.
 
 from __future__ import annotations
 
-import logging
-import signal
-import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from memeval.cli import main
 from memeval.store import open_store
+from tests.cli_here import run_cli_here
 from tests.conftest import run_cli
 
 BAD_INPUT = 2
@@ -251,40 +247,6 @@ IN_SUBPROCESS = frozenset(
     | {"sweep-budget-zero"}
 )
 
-# (argv, extra environment) -> (exit code as `sys.exit` was given it, stdout, stderr)
-Memeval = Callable[[list[str], dict[str, str]], tuple[int | str | None, str, str]]
-
-
-@pytest.fixture
-def memeval_here(
-    inputs: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
-) -> Iterator[Memeval]:
-    """`python -m memeval ARGV` with extra environment, run in `inputs` by the function that
-    command calls, in this process: its exit code, stdout and stderr.
-
-    `main` sets process-wide state meant to last a command's whole life: the masking log
-    record factory and excepthook (`install_masking`), and SIGTERM as Ctrl-C for `run` and
-    `sweep`. Each is put back afterwards, so no later case or test in this worker runs under
-    them; the environment, argv and the working folder go back through `monkeypatch`.
-    """
-    factory = logging.getLogRecordFactory()
-    sigterm = signal.getsignal(signal.SIGTERM)
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-    monkeypatch.chdir(inputs)
-
-    def call(argv: list[str], env: dict[str, str]) -> tuple[int | str | None, str, str]:
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.setattr(sys, "argv", ["memeval", *argv])
-        with pytest.raises(SystemExit) as exited:
-            main()
-        out, err = capfd.readouterr()
-        return exited.value.code, out, err
-
-    yield call
-    logging.setLogRecordFactory(factory)
-    signal.signal(signal.SIGTERM, sigterm)
-
 
 @pytest.mark.parametrize(
     ("args", "env", "fragments", "in_subprocess"),
@@ -293,9 +255,7 @@ def memeval_here(
 )
 def test_bad_input_is_one_clear_message(
     inputs: Path,
-    memeval_here: Memeval,
     monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
     args: list[str],
     env: dict[str, str],
     fragments: list[str],
@@ -309,13 +269,10 @@ def test_bad_input_is_one_clear_message(
     environment = {"MEMEVAL_DATABASE_URL": store, "COLUMNS": "200", **given}
     if in_subprocess:
         done = run_cli(*argv, cwd=inputs, env=environment, timeout=60)
-        code, stdout, stderr = done.returncode, done.stdout, done.stderr
     else:
-        code, stdout, stderr = memeval_here(argv, environment)
-        # In a process of its own a logged traceback would reach stderr; here pytest holds it.
-        stderr += caplog.text
-    assert code == BAD_INPUT, stdout + stderr
-    assert "Traceback" not in stderr
+        done = run_cli_here(*argv, cwd=inputs, env=environment)
+    assert done.returncode == BAD_INPUT, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
     for fragment in fragments:
-        assert fragment.format(tmp=inputs) in stderr, stderr
+        assert fragment.format(tmp=inputs) in done.stderr, done.stderr
     assert open_store(store).list_runs(5) == [], "bad input must fail before a run exists"
