@@ -11,6 +11,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Bytecode caches on, whatever the shell says (PYTHONDONTWRITEBYTECODE=1 is common in CI images):
+# hundreds of tests run `memeval` or a worker node in a fresh interpreter, each of which would
+# compile the package from source again (about 0.3 s of CPU each), and every xdist worker would
+# rewrite every test module's asserts again. Popped here, before xdist starts its workers.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 def run_cli(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 300
