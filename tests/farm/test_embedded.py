@@ -8,6 +8,9 @@ import shutil
 import signal
 from pathlib import Path
 
+import pytest
+
+from tests.cli_here import run_cli_here
 from tests.farm.conftest import ROOT, Farm, alive, children, wait_for
 from tests.farm.engines import CRASHING, DOWN, SLOW
 
@@ -152,7 +155,9 @@ def test_ctrl_c_keeps_finished_cases_and_writes_a_partial_report(farm: Farm) -> 
     assert not [p for p in helpers if alive(p)], "Ctrl-C left processes behind"
 
 
-def test_bad_input_is_one_line_and_exit_2(farm: Farm) -> None:
+def test_bad_input_is_one_line_and_exit_2(farm: Farm, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each is refused before any farm starts, so all but the first run in this process (a
+    subprocess costs a second of imports); the first proves it of a real `memeval` process."""
     cases = {
         "unknown engine `nope`": (["run", "--engine", "nope"], {}),
         "--workers must be at least 1": (["run", "--workers", "0"], {}),
@@ -164,10 +169,11 @@ def test_bad_input_is_one_line_and_exit_2(farm: Farm) -> None:
         "--detach needs a broker": (["run", "--detach"], {}),
         "MEMEVAL_BROKER_URL is not set": (["worker"], {}),
     }
-    base = dict(farm.env)
-    for message, (args, env) in cases.items():
-        farm.env = {**base, **env}
-        result = farm.run(*args)
+    for name in [n for n in os.environ if n.startswith("MEMEVAL_")]:
+        monkeypatch.delenv(name)
+    base = {k: v for k, v in farm.env.items() if k.startswith("MEMEVAL_")}
+    for n, (message, (args, env)) in enumerate(cases.items()):
+        result = farm.run(*args) if n == 0 else run_cli_here(*args, env={**base, **env})
         assert result.returncode == 2, (args, result.stdout, result.stderr)
         assert message in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr
