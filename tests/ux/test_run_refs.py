@@ -1,7 +1,9 @@
 """`report`, `status` and `compare` find a run by id, label or `latest`; `runs` names a run's
 subset; `compare` prints tables with one verdict line; unmeasured spend shows a dash.
 
-Every command runs as a user runs it, against a real SQLite store."""
+Every command runs as a user runs it, against a real SQLite store, through the entry point
+`python -m memeval` calls but in this process (`tests.cli_here`): what is checked is how a run is
+found and shown, which a process of its own would only make a second slower per command."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from sqlalchemy import text
 
 from memeval.results import RunReport
 from memeval.store import PlannedCase, open_store
+from tests.cli_here import run_cli_here
 from tests.report.factory import make_report
 
 NAIVE_RATES = {"temporal": 0.3, "conflict": 0.2, "multihop": 0.5}
@@ -56,55 +59,56 @@ def url(tmp_path: Path) -> str:
     return url
 
 
-def _json_report(cli, ref: str, url: str) -> RunReport:
-    shown = cli("report", ref, "--format", "json", "--database-url", url)
+def _json_report(ref: str, url: str) -> RunReport:
+    shown = run_cli_here("report", ref, "--format", "json", "--database-url", url)
     assert shown.returncode == 0, shown.stderr
     return RunReport.model_validate_json(shown.stdout)
 
 
-def test_report_takes_an_id_a_label_or_latest(cli, url):
-    assert _json_report(cli, "r1-base", url).run_id == "r1-base"
-    assert _json_report(cli, "base", url).run_id == "r1-base"
-    assert _json_report(cli, "base-2", url).run_id == "r2-base"
-    assert _json_report(cli, "latest", url).run_id == "r3-naive"
+def test_report_takes_an_id_a_label_or_latest(url):
+    assert _json_report("r1-base", url).run_id == "r1-base"
+    assert _json_report("base", url).run_id == "r1-base"
+    assert _json_report("base-2", url).run_id == "r2-base"
+    assert _json_report("latest", url).run_id == "r3-naive"
 
 
-def test_an_unknown_reference_exits_2_naming_it_and_memeval_runs(cli, url, tmp_path):
+def test_an_unknown_reference_exits_2_naming_it_and_memeval_runs(url, tmp_path):
     for args in (
         ("report", "nope", "--database-url", url),
         ("compare", "base", "nope", "--database-url", url),
     ):
-        shown = cli(*args)
+        shown = run_cli_here(*args)
         assert shown.returncode == 2, shown.stderr
         assert "no run `nope`" in shown.stderr and "memeval runs" in shown.stderr
         assert "Traceback" not in shown.stderr
-    status = cli("status", "nope", env={"MEMEVAL_DATABASE_URL": url})
+    status = run_cli_here("status", "nope", env={"MEMEVAL_DATABASE_URL": url})
     assert status.returncode == 2
     assert "no run `nope`" in status.stderr and "memeval runs" in status.stderr
 
 
-def test_a_shared_label_names_the_newest_run_and_says_which(cli, url):
+def test_a_shared_label_names_the_newest_run_and_says_which(url):
     with open_store(url) as store, store.engine.begin() as connection:
         connection.execute(text("UPDATE runs SET label = 'dup' WHERE id IN ('r1-base', 'r2-base')"))
-    shown = cli("report", "dup", "--format", "json", "--database-url", url)
+    shown = run_cli_here("report", "dup", "--format", "json", "--database-url", url)
     assert shown.returncode == 0, shown.stderr
     assert RunReport.model_validate_json(shown.stdout).run_id == "r2-base"
     assert "`dup` names 2 runs; using the newest, r2-base (older: r1-base)" in shown.stderr
 
 
-def test_status_takes_a_label_and_latest(cli, url):
+def test_status_takes_a_label_and_latest(url):
     env = {"MEMEVAL_DATABASE_URL": url}
-    by_label = cli("status", "base-2", env=env)
+    by_label = run_cli_here("status", "base-2", env=env)
     assert by_label.returncode == 0, by_label.stderr
     assert by_label.stdout.startswith("r2-base finished")
-    latest = cli("status", "latest", env=env)
+    latest = run_cli_here("status", "latest", env=env)
     assert latest.returncode == 0, latest.stderr
     assert latest.stdout.startswith("r3-naive finished")
 
 
-def test_compare_by_label_prints_tables_and_one_verdict_line(cli, url, tmp_path):
+def test_compare_by_label_prints_tables_and_one_verdict_line(url, tmp_path):
     md = tmp_path / "cmp.md"
-    shown = cli("compare", "base", "latest", "--md", str(md), "--database-url", url, *QUICK)
+    args = ("compare", "base", "latest", "--md", str(md), "--database-url", url, *QUICK)
+    shown = run_cli_here(*args)
     assert shown.returncode == 0, shown.stderr
     verdicts = [line for line in shown.stdout.splitlines() if " vs base: " in line]
     assert len(verdicts) == 1
@@ -136,12 +140,12 @@ def _temporal_only(run_id: str) -> RunReport:
     return report
 
 
-def test_runs_names_the_subset_of_a_partial_suite(cli, url):
+def test_runs_names_the_subset_of_a_partial_suite(url):
     _store_run(url, _temporal_only("r4-temporal"), "t", subset="temporal only")
     # A run that did not record its subset is named by the dimensions its plan covers.
     _store_run(url, _temporal_only("r5-temporal"), "u")
     env = {"MEMEVAL_DATABASE_URL": url, "COLUMNS": "200"}
-    listed = cli("runs", env=env)
+    listed = run_cli_here("runs", env=env)
     assert listed.returncode == 0, listed.stderr
     rows = {
         run: line for line in listed.stdout.splitlines() for run in line.split() if run[:1] == "r"
@@ -149,12 +153,12 @@ def test_runs_names_the_subset_of_a_partial_suite(cli, url):
     assert "all (temporal only)" in rows["r4-temporal"]
     assert "all (temporal only)" in rows["r5-temporal"]
     assert "all (" not in rows["r1-base"]
-    as_json = {r["id"]: r for r in json.loads(cli("runs", "--json", env=env).stdout)}
+    as_json = {r["id"]: r for r in json.loads(run_cli_here("runs", "--json", env=env).stdout)}
     assert as_json["r4-temporal"]["subset"] == "temporal only"
     assert as_json["r1-base"]["subset"] is None
-    status = cli("status", "t", env=env)
+    status = run_cli_here("status", "t", env=env)
     assert "composite (temporal only)" in status.stdout
     assert "subset temporal only" in status.stdout
-    report = cli("report", "t", "--database-url", url)
+    report = run_cli_here("report", "t", "--database-url", url)
     assert "**Composite (temporal only) " in report.stdout
     assert "suite `all` (temporal only)" in report.stdout
