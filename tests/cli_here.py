@@ -23,12 +23,16 @@ import sys
 from collections.abc import Mapping
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from rich.console import Console
 
+import memeval
 from memeval.cli import COMMANDS, main
 from tests.conftest import ROOT
+
+ENTRY = Path(memeval.__file__).parent / "__main__.py"
 
 
 def run_cli_here(
@@ -49,7 +53,9 @@ def run_cli_here(
         for name, value in (env or {}).items():
             patch.setenv(name, value)
         patch.chdir(cwd or ROOT)
-        patch.setattr(sys, "argv", ["memeval", *args])
+        # As `python -m memeval` leaves them, so click names the program as it would.
+        patch.setattr(sys, "argv", [str(ENTRY), *args])
+        patch.setitem(sys.modules, "__main__", _entry_module())
         patch.setattr(sys, "excepthook", sys.excepthook)
         for module, name, console in consoles:
             # rich reads COLUMNS when a console is made, as a process does at import.
@@ -73,6 +79,13 @@ def run_cli_here(
     returncode = 0 if code is None else code if isinstance(code, int) else 1
     argv = [sys.executable, "-m", "memeval", *args]
     return subprocess.CompletedProcess(argv, returncode, stdout.getvalue(), stderr.getvalue())
+
+
+def _entry_module() -> ModuleType:
+    """What `__main__` is to click in `python -m memeval`: a module of package `memeval`."""
+    entry = ModuleType("__main__")
+    entry.__package__ = "memeval"
+    return entry
 
 
 def _command_consoles() -> list[tuple[object, str, Console]]:

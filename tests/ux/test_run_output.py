@@ -9,6 +9,7 @@ import re
 from memeval.report.markdown import render
 from memeval.report.numbers import DASH, kpi_number, number
 from memeval.results import Kpi
+from tests.cli_here import run_cli_here
 from tests.report.factory import make_report
 
 CASE_LINE = re.compile(r"^(pass|FAIL|error|lost) +(\d\.\d\d|–)  dimensions/temporal/\S+#0$")
@@ -29,8 +30,9 @@ def test_a_one_dimension_run_says_what_starts_and_how_each_case_went(cli, tmp_pa
     assert "composite (temporal only)" in first.stdout
     md = (tmp_path / "memeval-runs" / "nv" / "report.md").read_text()
     assert "**Composite (temporal only) " in md
-    # The same label again: a new label, the first run's reports kept.
-    second = cli(*args, "--workers", "1", cwd=tmp_path)
+    # The same label again: a new label, the first run's reports kept. Labels are given when
+    # the run is planned, before the cases go anywhere, so this run needs no farm of its own.
+    second = cli(*args, "--in-process", cwd=tmp_path)
     assert second.returncode == 0, second.stderr
     assert "label nv-2" in second.stdout
     assert "label `nv` is taken: this run is `nv-2`" in second.stdout
@@ -46,7 +48,7 @@ def test_a_run_of_chosen_cases_names_them_wherever_its_scores_show(cli, tmp_path
                cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "composite (2 cases only)" in done.stdout
-    listed = cli("runs", "--json", cwd=tmp_path)
+    listed = run_cli_here("runs", "--json", cwd=tmp_path)
     (run,) = json.loads(listed.stdout)
     assert run["subset"] == "2 cases only"
 
@@ -112,20 +114,20 @@ def test_the_markdown_report_uses_the_same_forms():
     assert re.fullmatch(r"\d\.\d\d ms|\d\d\.\d ms|\d\.\d\d\d ms|\d+ ms", kpis["probe_p50"])
 
 
-def test_worker_takes_workers_like_run_and_sweep_and_keeps_its_old_name(cli):
-    shown = cli("worker", "--help", env={"COLUMNS": "160"})
+def test_worker_takes_workers_like_run_and_sweep_and_keeps_its_old_name():
+    shown = run_cli_here("worker", "--help", env={"COLUMNS": "160"})
     assert shown.returncode == 0, shown.stderr
     assert "--workers" in shown.stdout and "[default: (CPUs)]" in shown.stdout
     assert "--concurrency" not in shown.stdout  # a hidden alias, still accepted
     broker = {"MEMEVAL_BROKER_URL": "redis://127.0.0.1:6379/15"}
     for name in ("--workers", "--concurrency"):
-        refused = cli("worker", name, "0", env=broker)
+        refused = run_cli_here("worker", name, "0", env=broker)
         assert refused.returncode == 2, refused.stderr
         assert "--workers must be at least 1, not 0" in refused.stderr
 
 
-def test_help_shows_every_default_and_no_bool_placeholder_on_flags(cli):
-    compare = cli("compare", "--help", env={"COLUMNS": "200"}).stdout
+def test_help_shows_every_default_and_no_bool_placeholder_on_flags():
+    compare = run_cli_here("compare", "--help", env={"COLUMNS": "200"}).stdout
     for default in (
         "[default: (the first given)]",
         "[default: label]",
@@ -135,7 +137,8 @@ def test_help_shows_every_default_and_no_bool_placeholder_on_flags(cli):
         assert default in compare, default
     flag = next(line for line in compare.splitlines() if "--fail-on-regression" in line)
     assert "<bool>" not in flag and "--no-fail-on-regression" not in flag
-    runs = next(line for line in cli("runs", "--help").stdout.splitlines() if "--json" in line)
+    runs_help = run_cli_here("runs", "--help").stdout
+    runs = next(line for line in runs_help.splitlines() if "--json" in line)
     assert "<bool>" not in runs
 
 
