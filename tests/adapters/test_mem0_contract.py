@@ -13,25 +13,22 @@ import os
 import tempfile
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 
 # mem0 reads these once, at import: no telemetry to a hosted service, no writes to ~/.mem0.
+# The tests import it themselves: it takes seconds, which collection (once per xdist worker)
+# would otherwise pay even when no test here runs.
 os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-contract-"))
 
-from mem0 import AsyncMemoryClient, MemoryClient
-from mem0.exceptions import (
-    AuthenticationError,
-    NetworkError,
-    RateLimitError,
-    ValidationError,
-)
-from mem0.exceptions import MemoryError as Mem0Error
-
 from tests.adapters.fake_mem0 import MEM0_KEY, FakeMem0
 from tests.adapters.fakes import Fault, running
+
+if TYPE_CHECKING:
+    from mem0 import MemoryClient
 
 
 @pytest.fixture
@@ -53,6 +50,8 @@ def settle(client: MemoryClient, event_id: str) -> dict:
 
 
 def test_the_client_pings_on_construction_and_a_refused_key_fails_there(fake):
+    from mem0 import MemoryClient
+
     server, url = fake
     MemoryClient(api_key=MEM0_KEY, host=url)
     assert server.wire.calls("/v1/ping/", "GET")[-1].headers["authorization"] == f"Token {MEM0_KEY}"
@@ -61,6 +60,8 @@ def test_the_client_pings_on_construction_and_a_refused_key_fails_there(fake):
 
 
 def test_a_queued_add_is_searchable_once_its_event_succeeds(fake):
+    from mem0 import MemoryClient
+
     server, url = fake
     client = MemoryClient(api_key=MEM0_KEY, host=url)
     added = client.add("Grace owns the on-call rota.", user_id="alice", metadata={"source": "wiki"})
@@ -79,6 +80,8 @@ def test_a_queued_add_is_searchable_once_its_event_succeeds(fake):
 
 
 def test_verbatim_adds_answer_with_their_memories(fake):
+    from mem0 import MemoryClient
+
     _server, url = fake
     client = MemoryClient(api_key=MEM0_KEY, host=url)
     added = client.add([{"role": "assistant", "content": "Noted."}], user_id="u", infer=False)
@@ -86,6 +89,9 @@ def test_verbatim_adds_answer_with_their_memories(fake):
 
 
 def test_ids_outside_filters_are_refused_by_the_sdk_and_by_the_service(fake):
+    from mem0 import MemoryClient
+    from mem0.exceptions import ValidationError
+
     server, url = fake
     client = MemoryClient(api_key=MEM0_KEY, host=url)
     with pytest.raises(ValueError, match="filters"):
@@ -98,6 +104,8 @@ def test_ids_outside_filters_are_refused_by_the_sdk_and_by_the_service(fake):
 
 
 def test_the_listing_pages_until_next_is_null(fake):
+    from mem0 import MemoryClient
+
     _server, url = fake
     client = MemoryClient(api_key=MEM0_KEY, host=url)
     for i in range(5):
@@ -117,6 +125,9 @@ def test_the_listing_pages_until_next_is_null(fake):
 
 
 def test_delete_all_needs_a_filter_and_is_queued(fake):
+    from mem0 import MemoryClient
+    from mem0.exceptions import ValidationError
+
     server, url = fake
     client = MemoryClient(api_key=MEM0_KEY, host=url)
     client.add("to be forgotten", user_id="gone", infer=False)
@@ -130,6 +141,14 @@ def test_delete_all_needs_a_filter_and_is_queued(fake):
 
 
 def test_the_sdk_reads_the_fakes_errors(fake):
+    from mem0 import MemoryClient
+    from mem0.exceptions import (
+        AuthenticationError,
+        NetworkError,
+        RateLimitError,
+    )
+    from mem0.exceptions import MemoryError as Mem0Error
+
     server, url = fake
     client = MemoryClient(api_key=MEM0_KEY, host=url)
     server.wire.inject(Fault(429, retry_after="7", path="/search/"))
@@ -153,6 +172,8 @@ def test_the_sdk_reads_the_fakes_errors(fake):
 
 
 def test_the_async_client_adds_searches_and_forgets(fake):
+    from mem0 import AsyncMemoryClient
+
     _server, url = fake
 
     async def calls() -> tuple[list, list]:
