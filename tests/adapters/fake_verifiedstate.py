@@ -39,14 +39,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 
 from tests.adapters.fakes import Wire, record
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 VS_KEY = "vs_live_contract_test_key_0001"
 NAMESPACE = "ns-contract"
@@ -75,10 +76,16 @@ class FakeVerifiedState:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _namespace(self, namespace_id: str | None) -> None:
+        from mcp.server.mcpserver.exceptions import ToolError
+
         if namespace_id not in (None, NAMESPACE):
             raise ToolError(f"namespace {namespace_id} not found")  # the documented 404, as a tool
 
     def server(self) -> MCPServer:
+        # mcp is imported here, not at the top: collection (once per xdist worker) skips it.
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+
         mcp = MCPServer("verifiedstate-fake", log_level="WARNING")
 
         @mcp.tool(description="Store content as a verified artifact.")

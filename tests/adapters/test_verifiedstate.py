@@ -12,10 +12,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import httpx
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from memeval.engines.adapters.transport import AuthRejected, RemoteError
 from memeval.engines.base import CreditsExhausted, Unsupported
@@ -59,6 +56,10 @@ def vs(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeVerifiedState, str
 
 
 def test_the_mcp_client_lists_the_published_tools_and_runs_the_pipeline(vs):
+    import httpx2  # with mcp, imported here: collection (once per xdist worker) skips them
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
     _fake, url = vs
 
     async def calls():
