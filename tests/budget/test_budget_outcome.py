@@ -16,13 +16,16 @@ from memeval.report.stored import fold_run as load_report
 from memeval.store import PlannedCase
 from memeval.store.models import PaidCall, PaidState
 from tests.budget.paying import store_at
+from tests.cli_here import run_cli_here
 from tests.llm.test_run_llm import run
 
 SPENT_OUT = 5
 
 
 def test_a_spent_budget_exits_5_and_offers_only_a_larger_budget(cli, server, tmp_path):
-    done, report = run(cli, server, tmp_path, "--budget-usd", "0.0005")
+    """In this process (`--in-process`): how a run ends is decided after its cases, the same
+    wherever they ran; test_run_llm holds the embedded farm's run that binds to exit 5 too."""
+    done, report = run(cli, server, tmp_path, "--budget-usd", "0.0005", "--in-process")
     assert report is not None, done.stdout + done.stderr
     assert done.returncode == SPENT_OUT, done.stdout + done.stderr
     skipped = sum(c.status.value == "skipped_budget" for c in report.cases)
@@ -33,12 +36,12 @@ def test_a_spent_budget_exits_5_and_offers_only_a_larger_budget(cli, server, tmp
     assert "did not finish" not in done.stdout
 
     env = {"MEMEVAL_DATABASE_URL": f"sqlite:///{tmp_path / 'runs.db'}"}
-    smaller = cli("run", "--resume", report.run_id, "--budget-usd", "0.0001", env=env)
+    smaller = run_cli_here("run", "--resume", report.run_id, "--budget-usd", "0.0001", env=env)
     assert smaller.returncode == 2 and "larger --budget-usd" in smaller.stdout + smaller.stderr
     billed = server.billed_micros
     larger = cli(
         "run", "--resume", report.run_id, "--budget-usd", "5", "--out", str(tmp_path / "r"),
-        env=env,
+        "--in-process", env=env,
     )  # fmt: skip
     assert larger.returncode == 0, larger.stdout + larger.stderr
     assert "$5.00" in larger.stdout and server.billed_micros > billed
@@ -59,8 +62,8 @@ def test_the_model_timeout_comes_from_the_option_or_the_environment(server, monk
         model_timeout(math.nan)
 
 
-def test_a_bad_model_timeout_exits_2_before_the_run(cli, server, tmp_path):
-    done = cli(
+def test_a_bad_model_timeout_exits_2_before_the_run(server, tmp_path):
+    done = run_cli_here(
         "run", "--suite", "tests/data/holdout_fixtures.yaml", "--llm", "--model", "test/cheap",
         "--base-url", server.base_url, "--model-timeout", "0",
         env={"MEMEVAL_DATABASE_URL": f"sqlite:///{tmp_path / 'runs.db'}"},

@@ -56,6 +56,9 @@ def test_a_budget_that_binds_still_finishes_the_run(cli, server, tmp_path):
     assert sum(c.answerer_usd_micros for c in report.cases) <= 500
     assert server.billed_micros <= 500
     assert "Traceback" not in done.stderr
+    # The farm's run ends as test_budget_outcome's in-process one does: exit 5, a resume offered.
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert f"--resume {report.run_id} --budget-usd" in done.stdout
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     assert data["run_id"] == report.run_id
 
