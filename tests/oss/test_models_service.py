@@ -10,7 +10,6 @@ import math
 import re
 
 import jsonschema
-import openai
 import pytest
 
 from memeval.llm.client import LlmClient
@@ -48,6 +47,8 @@ TEXT = "Alice moved to Paris in 2019. She drinks green tea every morning!"
 
 @pytest.fixture
 def client(model_url):
+    import openai  # here, not at the top: collection (once per xdist worker) skips it
+
     return openai.OpenAI(base_url=model_url, api_key="anything")
 
 
@@ -186,6 +187,8 @@ def test_memevals_client_reads_a_price_of_zero(model_url):
 def test_serve_prints_its_url_and_the_caveat(tmp_path):
     import subprocess
     import sys
+
+    import openai
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "memeval", "models", "serve", "--port", "0"],
