@@ -7,6 +7,7 @@ from memeval.llm.grading import answerable_query
 from memeval.llm.pricing import parse_price
 from memeval.plan import select
 from memeval.suites.catalog import resolve
+from tests.cli_here import run_cli_here
 
 WIDE = {"COLUMNS": "200"}
 
@@ -34,8 +35,8 @@ def test_dollars_per_model():
     assert unpriced.usd_expected is None
 
 
-def test_estimate_command_prints_per_model_figures(cli, server):
-    result = cli(
+def test_estimate_command_prints_per_model_figures(server):
+    result = run_cli_here(
         "estimate",
         "--models",
         "test/cheap,test/dear",
@@ -55,14 +56,16 @@ def test_estimate_command_prints_per_model_figures(cli, server):
     assert not server.calls, "an estimate must not call the model"
 
 
-def test_estimate_command_errors(cli, server):
-    unknown = cli("estimate", "--models", "test/nope", "--base-url", server.base_url)
+def test_estimate_command_errors(server):
+    unknown = run_cli_here("estimate", "--models", "test/nope", "--base-url", server.base_url)
     assert unknown.returncode == 2 and "not in the service's model list" in unknown.stderr
-    zero = cli("estimate", "--models", "test/cheap", "--budget-usd", "0")
+    zero = run_cli_here("estimate", "--models", "test/cheap", "--budget-usd", "0")
     assert zero.returncode == 2 and "must be positive" in zero.stderr
-    offline = cli("estimate", "--models", "llama3", "--base-url", "http://127.0.0.1:1/v1", env=WIDE)
+    offline = run_cli_here(
+        "estimate", "--models", "llama3", "--base-url", "http://127.0.0.1:1/v1", env=WIDE
+    )
     assert offline.returncode == 0 and "unpriced" in offline.stdout
-    priced = cli(
+    priced = run_cli_here(
         "estimate",
         "--models",
         "llama3",

@@ -19,6 +19,7 @@ from memeval.plan import select
 from memeval.report.scorecard import scorecard
 from memeval.results import CaseStatus
 from memeval.suites.catalog import resolve
+from tests.cli_here import run_cli_here
 
 MODELS = ["test/cheap", "test/dear"]
 
@@ -51,21 +52,21 @@ def test_profiles():
             parse_profile(bad, "reference")
 
 
-def test_sweep_command_refuses_a_zero_or_negative_budget(cli):
+def test_sweep_command_refuses_a_zero_or_negative_budget():
     for value in ("0", "-2"):
-        result = cli("sweep", "--models", "a/b", "--budget-usd", value)
+        result = run_cli_here("sweep", "--models", "a/b", "--budget-usd", value)
         assert result.returncode == 2, result.stderr
         assert "--budget-usd must be positive" in result.stderr
         assert "Traceback" not in result.stderr
-    bad_rate = cli("sweep", "--models", "a/b", "--budget-usd", "1", "--rate", "model=5/d")
+    bad_rate = run_cli_here("sweep", "--models", "a/b", "--budget-usd", "1", "--rate", "model=5/d")
     assert bad_rate.returncode == 2 and "unknown unit" in bad_rate.stderr
 
 
-def test_sweep_dry_run_prints_the_estimate_and_runs_nothing(cli, server, tmp_path):
+def test_sweep_dry_run_prints_the_estimate_and_runs_nothing(server, tmp_path):
     db = tmp_path / "runs.db"
-    result = cli("sweep", "--models", ",".join(MODELS), "--budget-usd", "1", "--suite",
-                 "lifecycle", "--base-url", server.base_url, "--dry-run",
-                 env={"MEMEVAL_DATABASE_URL": f"sqlite:///{db}"})  # fmt: skip
+    result = run_cli_here("sweep", "--models", ",".join(MODELS), "--budget-usd", "1", "--suite",
+                          "lifecycle", "--base-url", server.base_url, "--dry-run",
+                          env={"MEMEVAL_DATABASE_URL": f"sqlite:///{db}"})  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "test/dear" in result.stdout and not server.calls and not db.exists()
 
