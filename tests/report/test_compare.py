@@ -8,6 +8,7 @@ from memeval.errors import UsageError
 from memeval.report.compare import GroupBy, Verdict, compare
 from memeval.report.compare_markdown import render_compare
 from memeval.results import Phase
+from tests.cli_here import run_cli_here
 from tests.report.factory import PROBES, SCENARIOS, difficulty, make_report
 
 FAST = 400
@@ -128,7 +129,7 @@ def test_grouping_needs_two_configurations(reference_run):
 
 
 def test_compare_command_prints_tables_writes_markdown_and_html_and_gates(
-    cli, tmp_path, reference_run, reference_rerun, naive_run
+    tmp_path, reference_run, reference_rerun, naive_run
 ):
     files = []
     for report in (reference_run, reference_rerun, naive_run):
@@ -138,7 +139,7 @@ def test_compare_command_prints_tables_writes_markdown_and_html_and_gates(
     html = tmp_path / "cmp" / "compare.html"
     md = tmp_path / "cmp" / "compare.md"
     quick = ("--resamples", "200")
-    shown = cli(
+    shown = run_cli_here(
         "compare", *files, "--baseline", "reference", "--html", str(html), "--md", str(md), *quick
     )
     assert shown.returncode == 0, shown.stderr
@@ -152,8 +153,8 @@ def test_compare_command_prints_tables_writes_markdown_and_html_and_gates(
     assert "- **reference-again vs reference: within noise**" in md.read_text()
     assert "- **naive vs reference: clear regression" in md.read_text()
     assert html.read_text().startswith("<!doctype html>")
-    gated = cli("compare", files[0], files[2], "--fail-on-regression", *quick)
+    gated = run_cli_here("compare", files[0], files[2], "--fail-on-regression", *quick)
     assert gated.returncode == 4
     assert "naive vs reference: clear regression" in gated.stderr
-    calm = cli("compare", files[0], files[1], "--fail-on-regression", *quick)
+    calm = run_cli_here("compare", files[0], files[1], "--fail-on-regression", *quick)
     assert calm.returncode == 0, calm.stderr

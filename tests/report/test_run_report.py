@@ -14,6 +14,7 @@ from memeval.report.markdown import literal, render
 from memeval.results import RunReport
 from memeval.store import PlannedCase, open_store
 from memeval.summary import build_report
+from tests.cli_here import run_cli_here
 from tests.report.factory import HOSTILE, make_report
 
 
@@ -107,20 +108,20 @@ def test_out_dir_defaults_under_memeval_runs_with_a_safe_name(tmp_path, referenc
         write_reports(reference_run, tmp_path / "file")
 
 
-def test_report_command_reads_a_json_report(cli, tmp_path, reference_run):
+def test_report_command_reads_a_json_report(tmp_path, reference_run):
     path = tmp_path / "report.json"
     path.write_text(reference_run.model_dump_json())
-    shown = cli("report", str(path), "--format", "md", "--resamples", "100")
+    shown = run_cli_here("report", str(path), "--format", "md", "--resamples", "100")
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith("# memeval run `reference`")
-    written = cli(
+    written = run_cli_here(
         "report", str(path), "--format", "html", "--out", str(tmp_path), "--resamples", "100"
     )
     assert written.returncode == 0, written.stderr
     assert (tmp_path / "report.html").read_text().startswith("<!doctype html>")
 
 
-def test_report_command_rebuilds_a_run_from_the_store(cli, tmp_path, reference_run):
+def test_report_command_rebuilds_a_run_from_the_store(tmp_path, reference_run):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     with open_store(url) as store:
         store.create_run(
@@ -135,19 +136,21 @@ def test_report_command_rebuilds_a_run_from_the_store(cli, tmp_path, reference_r
         )
         for case in reference_run.cases:
             store.upsert_case_result(case)
-    shown = cli("report", reference_run.run_id, "--format", "json", "--database-url", url)
+    shown = run_cli_here("report", reference_run.run_id, "--format", "json", "--database-url", url)
     assert shown.returncode == 0, shown.stderr
     rebuilt = RunReport.model_validate_json(shown.stdout)
     assert rebuilt.cases == reference_run.cases
     assert rebuilt.composite == reference_run.composite
     assert rebuilt.missing == []
-    unknown = cli("report", "no-such-run", "--database-url", url)
+    unknown = run_cli_here("report", "no-such-run", "--database-url", url)
     assert unknown.returncode == 2
     assert "no run `no-such-run`" in unknown.stderr
 
 
-def test_report_command_explains_a_missing_store(cli, tmp_path):
-    shown = cli("report", "some-run", "--database-url", f"sqlite:///{tmp_path / 'none.db'}")
+def test_report_command_explains_a_missing_store(tmp_path):
+    shown = run_cli_here(
+        "report", "some-run", "--database-url", f"sqlite:///{tmp_path / 'none.db'}"
+    )
     assert shown.returncode == 2
     assert "no results store" in shown.stderr
     assert not (tmp_path / "none.db").exists()

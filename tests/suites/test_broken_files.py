@@ -8,6 +8,7 @@ import pytest
 
 from memeval.errors import SuiteError
 from memeval.suites.loader import load_paths
+from tests.cli_here import run_cli_here
 
 SCENARIO = """\
 kind: scenario
@@ -72,11 +73,11 @@ BROKEN = [
 
 
 @pytest.mark.parametrize(("name", "base", "old", "new", "field", "hint"), BROKEN)
-def test_cli_rejects_broken_file(cli, tmp_path: Path, name, base, old, new, field, hint):
+def test_cli_rejects_broken_file(tmp_path: Path, name, base, old, new, field, hint):
     assert old in base
     path = tmp_path / f"{name}.yaml"
     path.write_text(base.replace(old, new, 1))
-    done = cli("suites", "validate", str(path))
+    done = run_cli_here("suites", "validate", str(path))
     assert done.returncode == 2, done.stdout
     assert "Traceback" not in done.stderr
     message = " ".join(done.stderr.split())
@@ -109,10 +110,10 @@ def test_error_line_points_at_the_field(tmp_path: Path):
     assert caught.value.field == "assertions[0].confidence"
 
 
-def test_duplicate_case_ids_across_files(cli, tmp_path: Path):
+def test_duplicate_case_ids_across_files(tmp_path: Path):
     (tmp_path / "a.yaml").write_text(SCENARIO)
     (tmp_path / "b.yaml").write_text(SCENARIO)
-    done = cli("suites", "validate", str(tmp_path))
+    done = run_cli_here("suites", "validate", str(tmp_path))
     assert done.returncode == 2
     assert "duplicate case id `lifecycle/tiny`" in done.stderr
     assert "a.yaml" in done.stderr and "b.yaml" in done.stderr
@@ -125,15 +126,15 @@ def test_several_documents_in_one_file(tmp_path: Path):
     assert ids == ["lifecycle/tiny", "dimensions/temporal/tiny"]
 
 
-def test_missing_path_and_empty_folder(cli, tmp_path: Path):
-    done = cli("suites", "validate", str(tmp_path / "nope"))
+def test_missing_path_and_empty_folder(tmp_path: Path):
+    done = run_cli_here("suites", "validate", str(tmp_path / "nope"))
     assert done.returncode == 2 and "no such file or folder" in done.stderr
-    done = cli("suites", "validate", str(tmp_path))
+    done = run_cli_here("suites", "validate", str(tmp_path))
     assert done.returncode == 2 and "holds no .yaml file" in done.stderr
 
 
-def test_unknown_suite_name(cli):
-    done = cli("suites", "list", "--suite", "lifecycel")
+def test_unknown_suite_name():
+    done = run_cli_here("suites", "list", "--suite", "lifecycel")
     assert done.returncode == 2
     assert "unknown suite `lifecycel`" in done.stderr
     assert "Traceback" not in done.stderr

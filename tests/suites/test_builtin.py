@@ -7,6 +7,7 @@ import json
 from memeval.suites.catalog import count, resolve
 from memeval.suites.fixture import Dimension
 from memeval.suites.scenario import Via
+from tests.cli_here import run_cli_here
 
 
 def test_lifecycle_counts_meet_the_catalogue():
@@ -29,8 +30,8 @@ def test_every_via_is_exercised():
     assert vias == set(Via)
 
 
-def test_suites_list_json(cli):
-    done = cli("suites", "list", "--json")
+def test_suites_list_json():
+    done = run_cli_here("suites", "list", "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["scenarios"] == 12
@@ -39,14 +40,14 @@ def test_suites_list_json(cli):
     assert set(data["fixtures_per_dimension"].values()) == {10}
 
 
-def test_validate_accepts_every_shipped_file(cli):
-    done = cli("suites", "validate", "fixtures")
+def test_validate_accepts_every_shipped_file():
+    done = run_cli_here("suites", "validate", "fixtures")
     assert done.returncode == 0, done.stderr
     assert "62 cases" in done.stdout
 
 
-def test_schema_is_json_schema(cli):
-    done = cli("suites", "schema")
+def test_schema_is_json_schema():
+    done = run_cli_here("suites", "schema")
     assert done.returncode == 0
     schema = json.loads(done.stdout)
     assert "scenario" in json.dumps(schema) and "fixture" in json.dumps(schema)
