@@ -17,7 +17,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import kubernetes_validate
 import pytest
 import yaml
 
@@ -71,6 +70,8 @@ def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 
 def test_every_core_object_validates_against_the_kubernetes_schemas(rendered) -> None:
+    import kubernetes_validate  # here, not at the top: collection (once per xdist worker) skips it
+
     core = [o for o in rendered if o["kind"] not in ("ScaledObject", "ServiceMonitor")]
     assert core
     for obj in core:
@@ -79,6 +80,8 @@ def test_every_core_object_validates_against_the_kubernetes_schemas(rendered) ->
 
 def test_a_wrong_field_is_caught_by_the_validator() -> None:
     """The validation above can fail: a typo in a container is rejected."""
+    import kubernetes_validate
+
     worker = next(o for o in render("overlays/dev") if o["kind"] == "Deployment")
     worker["spec"]["template"]["spec"]["containers"][0]["resorces"] = {}
     with pytest.raises(kubernetes_validate.ValidationError):
