@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from memeval.models.server import running
-
 
 @pytest.fixture(scope="module")
 def model_url() -> Iterator[str]:
+    from memeval.models.server import running  # here: collection (once per xdist worker) skips it
+
     with running() as url:
         yield url
