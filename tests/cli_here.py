@@ -7,8 +7,9 @@ keeps its assertions whichever it uses. Keep a subprocess for what only a proces
 shows: import-time behaviour, signals, child processes, the farm.
 
 What a process of its own would throw away with it is put back after each call: the
-environment, the working folder and `sys.argv`; the masking log record factory and excepthook
-`main` installs (`memeval.secrets.install_masking`); SIGTERM as Ctrl-C (`run`, `sweep`).
+environment, the working folder, `sys.argv` and `__main__`; the masking log record factory and
+excepthook `main` installs (`memeval.secrets.install_masking`); SIGTERM as Ctrl-C (`run`,
+`sweep`); the command modules' consoles, made afresh for each call.
 """
 
 from __future__ import annotations
