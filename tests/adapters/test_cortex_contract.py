@@ -5,12 +5,15 @@ adapter test built on it."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
-from cortexdb import Cortex, V1APIError, V1AuthError
 
 from tests.adapters.fake_cortex import CALLER, KEY, FakeCortex
 from tests.adapters.fakes import running
+
+if TYPE_CHECKING:
+    from cortexdb import Cortex
 
 SCOPE = "app:memeval/ws:contract"
 
@@ -22,6 +25,9 @@ def fake() -> FakeCortex:
 
 @pytest.fixture
 def sdk(fake: FakeCortex) -> Iterator[Cortex]:
+    # The SDK is imported where it is used: collection (once per xdist worker) skips it.
+    from cortexdb import Cortex
+
     with running(fake.app()) as url, Cortex(url, actor=CALLER, bearer=KEY, timeout=5) as client:
         yield client
 
@@ -62,6 +68,8 @@ def test_paging_follows_the_cursor_and_limit_counts_the_copies(sdk):
 
 
 def test_a_replayed_key_stores_once_and_another_body_under_it_is_refused(sdk, fake):
+    from cortexdb import V1APIError
+
     first = sdk.experience(SCOPE, text="Acme renews in May.", idempotency_key="k-1")
     again = sdk.experience(SCOPE, text="Acme renews in May.", idempotency_key="k-1")
     assert again == {**first, "replayed_from_idempotency": True}
@@ -98,6 +106,8 @@ def test_a_triple_write_is_taken_and_recall_honours_budgets_filters_and_time(sdk
 
 
 def test_unknown_fields_are_refused_with_the_error_envelope(sdk):
+    from cortexdb import V1APIError
+
     with pytest.raises(V1APIError) as caught:
         sdk.recall(SCOPE, query="x", filters={"metadata": {"colour": "red"}})
     assert (caught.value.status, caught.value.error_code) == (422, "INVALID_BODY")
@@ -111,6 +121,8 @@ def test_unknown_fields_are_refused_with_the_error_envelope(sdk):
 
 
 def test_forget_is_refused_without_a_selector_and_with_two(sdk):
+    from cortexdb import V1APIError
+
     with pytest.raises(V1APIError) as caught:
         sdk.forget(SCOPE)
     assert (caught.value.status, caught.value.error_code) == (
@@ -125,6 +137,8 @@ def test_forget_is_refused_without_a_selector_and_with_two(sdk):
 
 
 def test_an_unregistered_scope_type_is_refused(sdk):
+    from cortexdb import V1APIError
+
     with pytest.raises(V1APIError) as caught:
         sdk.experience("tm:memeval/ws:x", text="hello")
     assert caught.value.error_code == "UNREGISTERED_SCOPE_TYPE"
@@ -148,6 +162,8 @@ def test_beliefs_build_from_enriched_facts_and_usage_reports_the_backlog(sdk, fa
 
 
 def test_a_wrong_key_or_actor_is_an_auth_error(fake):
+    from cortexdb import Cortex, V1AuthError
+
     with running(fake.app()) as url:
         with Cortex(url, actor=CALLER, bearer="not-the-key") as wrong, pytest.raises(V1AuthError):
             wrong.whoami()

@@ -10,10 +10,9 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import psycopg
 import pytest
-from psycopg import sql
 
 from memeval.results import (
     CaseResult,
@@ -25,12 +24,18 @@ from memeval.results import (
 )
 from memeval.store import Store, open_store
 
+if TYPE_CHECKING:
+    import psycopg
+
 PG_ADMIN_URL = os.environ.get(
     "MEMEVAL_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
 
 
 def _pg_admin(dbname: str | None = None) -> psycopg.Connection:
+    # psycopg is imported where it is used: collection (once per xdist worker) skips it.
+    import psycopg
+
     conninfo = psycopg.conninfo.make_conninfo(PG_ADMIN_URL, connect_timeout=5)
     if dbname is not None:
         conninfo = psycopg.conninfo.make_conninfo(conninfo, dbname=dbname)
@@ -47,6 +52,8 @@ def _pg_admin(dbname: str | None = None) -> psycopg.Connection:
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     """A throwaway database for this session, dropped afterwards even if tests left clients."""
+    from psycopg import sql
+
     name = f"memeval_test_{uuid.uuid4().hex[:12]}"
     with _pg_admin() as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
@@ -59,6 +66,9 @@ def pg_database() -> Iterator[str]:
 
 def _pg_schema_url(database: str) -> tuple[str, Callable[[], None]]:
     """A fresh schema per test, selected through search_path, so tests cannot see each other."""
+    import psycopg
+    from psycopg import sql
+
     schema = f"t_{uuid.uuid4().hex[:12]}"
     with _pg_admin(database) as admin:
         admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
