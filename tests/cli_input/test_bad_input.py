@@ -8,6 +8,7 @@ URLs that must never connect point at port 9 on the loopback.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -273,6 +274,8 @@ def test_bad_input_is_one_clear_message(
         done = run_cli_here(*argv, cwd=inputs, env=environment)
     assert done.returncode == BAD_INPUT, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
+    # One message: memeval's `error: ...` line (its `fix:` may follow), or click's one box.
+    assert len(re.findall(r"(?m)^(error: |╭─ Error )", done.stderr)) == 1, done.stderr
     for fragment in fragments:
         assert fragment.format(tmp=inputs) in done.stderr, done.stderr
     assert open_store(store).list_runs(5) == [], "bad input must fail before a run exists"
