@@ -39,8 +39,8 @@ def cli():
     return run_cli
 
 
-# Fixtures (`where::name`) whose tests run a whole engine suite against real libraries: the
-# longest tests of the suite, handed out first.
+# Fixtures (`where::name`) whose tests run an engine built on real libraries (graphiti's Kuzu,
+# mem0's qdrant) over the stand-in models: the longest tests of the suite, handed out first.
 LONGEST = frozenset({"tests/oss/test_run_suites.py::served"})
 # Fixtures whose tests run `memeval` end to end (a farm, Celery workers, a private Redis, the
 # CLI in a subprocess): seconds to tens of seconds each, handed out next.

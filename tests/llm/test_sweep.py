@@ -125,7 +125,11 @@ def test_a_sweep_of_two_models_is_two_runs_dispatched_interleaved(cli, server, t
     assert [g.name for g in report.comparison.groups] == MODELS
 
 
-def test_a_sweep_cut_short_by_its_budget_still_reports(cli, server, tmp_path):
+def test_a_sweep_cut_short_by_its_budget_still_reports_and_a_resume_reopens_it(
+    cli, server, tmp_path
+):
+    """Also: a sweep's runs reserve against the sweep's budget, which a fresh embedded Redis
+    has never seen, so resuming one of them reopens it with what every run already paid."""
     cases = select(resolve("dimensions"), [], [])
     done, report = sweep(cli, server, tmp_path, "--budget-usd", "0.02", "--suite", "dimensions",
                          "--workers", "2")  # fmt: skip
@@ -155,6 +159,20 @@ def test_a_sweep_cut_short_by_its_budget_still_reports(cli, server, tmp_path):
     assert 0 < len(report.common) < len(cases)
     assert report.common == sorted(set.intersection(*done_sets))
     assert report.coverage == round(len(report.common) / len(cases), 4)
+
+    billed_before = server.billed_micros
+    again = cli(
+        "run",
+        "--resume",
+        report.runs[0].variant.run_id,
+        "--out",
+        str(tmp_path / "resumed"),
+        env={"MEMEVAL_DATABASE_URL": f"sqlite:///{tmp_path / 'runs.db'}"},
+    )
+    assert "Traceback" not in again.stderr, again.stderr
+    assert "never opened" not in again.stdout + again.stderr
+    assert f"${billed_before / 1e6:.4f} spent so far" in again.stdout, again.stdout
+    assert server.billed_micros <= 20_000
 
 
 def test_the_comparison_is_on_the_common_subset(cli, server, tmp_path):
