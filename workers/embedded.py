@@ -239,15 +239,7 @@ class EmbeddedFarm:
 
     def start_workers(self) -> None:
         """One node whose pool holds `workers` processes (or threads), on the private broker."""
-        argv = [
-            sys.executable, "-m", "celery", "-A", "workers.app", "worker",
-            "--pool", self.pool,
-            "--concurrency", str(self.workers),
-            "--hostname", self.node,
-            "--loglevel", "WARNING",
-            "--without-gossip",
-            "--without-mingle",
-        ]  # fmt: skip
+        argv = [sys.executable, "-m", "workers.node", self.pool, str(self.workers), self.node]
         env = {**self.env, "MEMEVAL_BROKER_URL": self.url}
         env.pop("MEMEVAL_RESULT_BACKEND", None)
         (self.dir / "exited").mkdir(exist_ok=True)

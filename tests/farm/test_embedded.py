@@ -113,7 +113,7 @@ def test_a_dead_worker_node_loses_its_cases_and_resume_runs_only_those(farm: Far
     run = farm.start("run", "--engine", SLOW, "--dimension", "abstention", "--label",
                      "lost", "--out", str(farm.tmp / "out" / "lost"), "--workers", "2")  # fmt: skip
     wait_for(farm.has_results, 60, "a result")
-    node = next(p for p in children(run.pid) if b"workers.app" in _cmdline(p))
+    node = next(p for p in children(run.pid) if b"workers.node" in _cmdline(p))
     os.kill(node, signal.SIGKILL)  # the whole node, so nothing can requeue its cases
 
     assert run.wait(60) == 1, (farm.tmp / "run.log").read_text()
@@ -205,7 +205,7 @@ def _farm_processes(farm: Farm) -> list[int]:
         if alive(int(p.name))
         and (
             b"memeval-farm-" in _cmdline(int(p.name))
-            or b"-A\x00workers.app" in _cmdline(int(p.name))
+            or b"-m\x00workers.node" in _cmdline(int(p.name))
         )
         and own in _environ(int(p.name))
     ]
