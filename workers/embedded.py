@@ -171,6 +171,11 @@ class EmbeddedFarm:
         return f"redis+socket://{self.socket}"
 
     @property
+    def exited(self) -> Path:
+        """Where the node's pool processes mark that their shutdown hooks are done."""
+        return self.dir / "exited"
+
+    @property
     def worker_log(self) -> Path:
         return self.dir / "worker.log"
 
@@ -242,8 +247,8 @@ class EmbeddedFarm:
         argv = [sys.executable, "-m", "workers.node", self.pool, str(self.workers), self.node]
         env = {**self.env, "MEMEVAL_BROKER_URL": self.url}
         env.pop("MEMEVAL_RESULT_BACKEND", None)
-        (self.dir / "exited").mkdir(exist_ok=True)
-        env[EXITED_ENV] = str(self.dir / "exited")
+        self.exited.mkdir(exist_ok=True)
+        env[EXITED_ENV] = str(self.exited)
         if env.get(metrics.PORT_ENV) and not env.get(metrics.MULTIPROC_ENV):
             (self.dir / "metrics").mkdir()  # removed with the farm's folder
             env[metrics.MULTIPROC_ENV] = str(self.dir / "metrics")
@@ -267,8 +272,7 @@ class EmbeddedFarm:
             else:
                 pid = self._worker.pid
                 drained = self.pool == "prefork" and Path(f"/proc/{pid}/task").is_dir()
-                exited = self.dir / "exited"
-                settled = (lambda: not _busy_children(pid, exited)) if drained else None
+                settled = (lambda: not _busy_children(pid, self.exited)) if drained else None
                 _stop(self._worker, signal.SIGTERM, STOP_TIMEOUT, settled)
         if self._redis is not None:
             _stop(self._redis, signal.SIGTERM, STOP_TIMEOUT)

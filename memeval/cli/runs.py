@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing, suppress
 from typing import Annotated
 
 import typer
@@ -88,17 +89,12 @@ def _partial(record: RunRecord) -> bool:
 def _newest(limit: int) -> list[RunRecord]:
     path = local_file()
     if path is not None:
-        try:
-            connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-        except sqlite3.Error:
-            pass
-        else:
-            try:
-                return newest_runs(connection, limit)
-            except sqlite3.Error:
-                pass  # not a database, or no tables yet: the store says which, and fixes the latter
-            finally:
-                connection.close()
+        # Not a database, or no tables yet: the store proper says which, and fixes the latter.
+        with (
+            suppress(sqlite3.Error),
+            closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db,
+        ):
+            return newest_runs(db, limit)
     from memeval.evaluation.store import usable_store
 
     return usable_store().list_runs(limit)
