@@ -28,8 +28,9 @@ def test_a_child_is_busy_until_it_marks_itself_or_dies(tmp_path: Path) -> None:
          "import subprocess, sys, time\n"
          "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
          "print(child.pid, flush=True)\n"
-         "time.sleep(0.5); child.kill()\n"  # a zombie: this process never waits for it
+         "sys.stdin.readline(); child.kill()\n"  # a zombie: this process never waits for it
          "time.sleep(30)"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )  # fmt: skip
@@ -39,9 +40,17 @@ def test_a_child_is_busy_until_it_marks_itself_or_dies(tmp_path: Path) -> None:
         (tmp_path / child).touch()
         assert not _busy_children(parent.pid, tmp_path)
         (tmp_path / child).unlink()
-        time.sleep(1.0)  # the child has been killed and left unreaped
-        assert Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        parent.stdin.write("kill\n")  # type: ignore[union-attr]
+        parent.stdin.flush()  # type: ignore[union-attr]
+        deadline = time.monotonic() + 10
+        while _state(child) != "Z":  # killed, and left unreaped
+            assert time.monotonic() < deadline, f"child {child} never became a zombie"
+            time.sleep(0.02)
         assert not _busy_children(parent.pid, tmp_path)
     finally:
         parent.kill()
         parent.wait()
+
+
+def _state(pid: str) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
