@@ -32,6 +32,13 @@ def _strip_farm_env() -> dict[str, str]:
     return env
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """A command typed at a terminal gets SIGINT's default action. A shell starting pytest in
+    the background ignores SIGINT instead, and every child would inherit that; a test sending
+    Ctrl-C would then see a run that never heard it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @dataclass
 class Farm:
     """Runs `memeval` the way a user would, with a private store and report folder."""
@@ -69,6 +76,7 @@ class Farm:
             stdout=handle,
             stderr=subprocess.STDOUT,
             text=True,
+            preexec_fn=_ctrl_c_as_in_a_terminal,
         )
 
     def report(self, label: str) -> dict:
