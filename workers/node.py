@@ -1,4 +1,6 @@
-"""The embedded farm's worker node: `python -m workers.node POOL CONCURRENCY HOSTNAME`.
+"""The embedded farm's worker node: `main([POOL, CONCURRENCY, HOSTNAME])`, in a child forked
+from `memeval run` (which has imported most of what a node needs), or as
+`python -m workers.node POOL CONCURRENCY HOSTNAME` where a fork is unsafe (`workers.children`).
 
 It builds the worker as `celery worker` does, without Celery's command line: that imports every
 `celery` subcommand and each installed plugin's (Flower's web app among them), about a third
@@ -12,11 +14,18 @@ import sys
 
 from celery import concurrency
 
-from workers.app import app
+from workers import preflight  # noqa: F401  registers the preflight control command
+from workers.children import NODE_NAME, name_process
+from workers.config import make_app
+from workers.settings import load_settings
 
 
 def main(argv: list[str]) -> int:
+    """Built from this process's environment when called, not at import: the embedded farm
+    forks this node from a `memeval run` whose environment names no broker."""
     pool, workers, hostname = argv
+    name_process(NODE_NAME)
+    app = make_app(load_settings())
     worker = app.Worker(
         hostname=hostname,
         pool_cls=concurrency.get_implementation(pool),

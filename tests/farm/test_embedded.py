@@ -13,6 +13,7 @@ import pytest
 from tests.cli_here import run_cli_here
 from tests.farm.conftest import ROOT, Farm, alive, children, wait_for
 from tests.farm.engines import CRASHING, DOWN, SLOW
+from workers.children import NODE_NAME
 
 CASE_FILES = [
     "lifecycle/brain_lookup.yaml",
@@ -113,7 +114,7 @@ def test_a_dead_worker_node_loses_its_cases_and_resume_runs_only_those(farm: Far
     run = farm.start("run", "--engine", SLOW, "--dimension", "abstention", "--label",
                      "lost", "--out", str(farm.tmp / "out" / "lost"), "--workers", "2")  # fmt: skip
     wait_for(farm.has_results, 60, "a result")
-    node = next(p for p in children(run.pid) if b"workers.node" in _cmdline(p))
+    node = next(p for p in children(run.pid) if _name(p) == NODE_NAME and _ppid(p) == run.pid)
     os.kill(node, signal.SIGKILL)  # the whole node, so nothing can requeue its cases
 
     assert run.wait(60) == 1, (farm.tmp / "run.log").read_text()
@@ -135,6 +136,18 @@ def test_a_dead_worker_node_loses_its_cases_and_resume_runs_only_those(farm: Far
     assert all(updated_after[c] == updated_before[c] for c in done_before)  # not run again
     report = farm.report("lost")
     assert len(report["cases"]) == planned and not report["missing"]  # the whole run
+
+
+def test_a_run_killed_outright_takes_its_redis_node_and_pool_with_it(farm: Farm) -> None:
+    farm.env["MEMEVAL_TEST_DELAY"] = "0.3"
+    run = farm.start("run", "--engine", SLOW, "--dimension", "abstention", "--workers", "2",
+                     "--out", str(farm.tmp / "out"))  # fmt: skip
+    wait_for(farm.has_results, 60, "a result")
+    started = _farm_processes(farm)
+    assert len(started) >= 3 and NODE_NAME in {_name(p) for p in started}  # redis, node, pool
+    run.kill()  # no handler runs: only the kernel can stop what it started
+    run.wait()
+    wait_for(lambda: not _farm_processes(farm), 30, "the farm's processes to end")
 
 
 def test_ctrl_c_keeps_finished_cases_and_writes_a_partial_report(farm: Farm) -> None:
@@ -187,6 +200,20 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _ppid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return 0
+
+
 def _environ(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/environ").read_bytes()
@@ -203,9 +230,6 @@ def _farm_processes(farm: Farm) -> list[int]:
         int(p.name)
         for p in Path("/proc").glob("[0-9]*")
         if alive(int(p.name))
-        and (
-            b"memeval-farm-" in _cmdline(int(p.name))
-            or b"-m\x00workers.node" in _cmdline(int(p.name))
-        )
+        and (b"memeval-farm-" in _cmdline(int(p.name)) or _name(int(p.name)) == NODE_NAME)
         and own in _environ(int(p.name))
     ]

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from tests.farm.conftest import Farm
-from workers.embedded import _busy_children
+from workers.children import busy_children
 
 
 def test_every_pool_process_closes_its_engines_before_the_node_is_stopped(farm: Farm) -> None:
@@ -36,9 +36,9 @@ def test_a_child_is_busy_until_it_marks_itself_or_dies(tmp_path: Path) -> None:
     )  # fmt: skip
     try:
         child = parent.stdout.readline().strip()  # type: ignore[union-attr]
-        assert _busy_children(parent.pid, tmp_path)
+        assert busy_children(parent.pid, tmp_path)
         (tmp_path / child).touch()
-        assert not _busy_children(parent.pid, tmp_path)
+        assert not busy_children(parent.pid, tmp_path)
         (tmp_path / child).unlink()
         parent.stdin.write("kill\n")  # type: ignore[union-attr]
         parent.stdin.flush()  # type: ignore[union-attr]
@@ -46,7 +46,7 @@ def test_a_child_is_busy_until_it_marks_itself_or_dies(tmp_path: Path) -> None:
         while _state(child) != "Z":  # killed, and left unreaped
             assert time.monotonic() < deadline, f"child {child} never became a zombie"
             time.sleep(0.02)
-        assert not _busy_children(parent.pid, tmp_path)
+        assert not busy_children(parent.pid, tmp_path)
     finally:
         parent.kill()
         parent.wait()
