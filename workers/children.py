@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -96,20 +95,21 @@ def can_fork() -> bool:
     """Whether the node may be forked from this process rather than started afresh.
 
     A fork shares what this process has imported (Celery, the store, the engines: most of a
-    node's start-up CPU), but only a process with one thread can fork safely, and only before
-    prometheus-client is imported, which fixes its multiprocess mode at import. `memeval run`
-    forks; an in-process run inside a threaded program (a test runner, a notebook) starts a
-    fresh interpreter instead.
+    node's start-up CPU), but only a process with one thread, native ones included, can fork
+    safely, and only before prometheus-client is imported, which fixes its multiprocess mode
+    at import. `memeval run` forks; a run inside a threaded program (a test runner, a
+    notebook, or after a library started a thread pool) starts a fresh interpreter instead.
     """
-    return (
-        hasattr(os, "fork")
-        and threading.active_count() == 1
-        and ("prometheus_client" not in sys.modules)
-    )
+    if not sys.platform.startswith("linux") or "prometheus_client" in sys.modules:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
 
 def fork_node(argv: list[str], log: IO[bytes], env: Mapping[str, str]) -> Forked:
-    """`workers.node.main(argv)` in a forked child set up as `_spawn` sets up its children.
+    """`workers.node.main(argv)` in a forked child set up as `spawn` sets up its children.
 
     The child never returns into this process's frames: it leaves through `os._exit`, so
     nothing of the parent's (its store's connections, its atexit hooks) is closed or run twice.
