@@ -138,16 +138,20 @@ def test_a_dead_worker_node_loses_its_cases_and_resume_runs_only_those(farm: Far
     assert len(report["cases"]) == planned and not report["missing"]  # the whole run
 
 
-def test_a_run_killed_outright_takes_its_redis_node_and_pool_with_it(farm: Farm) -> None:
+def test_a_forked_node_and_its_pool_die_with_a_run_killed_outright(farm: Farm) -> None:
     farm.env["MEMEVAL_TEST_DELAY"] = "0.3"
     run = farm.start("run", "--engine", SLOW, "--dimension", "abstention", "--workers", "2",
                      "--out", str(farm.tmp / "out"))  # fmt: skip
     wait_for(farm.has_results, 60, "a result")
-    started = _farm_processes(farm)
-    assert len(started) >= 3 and NODE_NAME in {_name(p) for p in started}  # redis, node, pool
+    started = children(run.pid)
+    nodes = [p for p in started if _name(p) == NODE_NAME]
+    assert len(nodes) == 3  # the node and its pool of two
+    assert [p for p in started if b"redis-server" in _cmdline(p)]
+    # forked from the run, not a fresh interpreter that imports everything again
+    assert {_cmdline(p) for p in nodes} == {_cmdline(run.pid)}
     run.kill()  # no handler runs: only the kernel can stop what it started
     run.wait()
-    wait_for(lambda: not _farm_processes(farm), 30, "the farm's processes to end")
+    wait_for(lambda: not [p for p in started if alive(p)], 30, "the farm's processes to end")
 
 
 def test_ctrl_c_keeps_finished_cases_and_writes_a_partial_report(farm: Farm) -> None:
@@ -222,14 +226,15 @@ def _environ(pid: int) -> bytes:
 
 
 def _farm_processes(farm: Farm) -> list[int]:
-    """Embedded Redis servers and worker nodes of this farm still alive on this machine. Every
-    process `memeval run` starts inherits the farm's environment, whose marks folder is this
-    test's own: farms of tests running alongside (pytest-xdist) are not this test's business."""
+    """Worker nodes and pool processes of this farm still alive on this machine. Every process
+    `memeval run` starts inherits the farm's environment, whose marks folder is this test's
+    own: farms of tests running alongside (pytest-xdist) are not this test's business. Redis
+    writes its process title over that environment, so a test that needs its Redis gone takes
+    it from the run's children while the run is alive, as the test of a run killed outright
+    does."""
     own = f"MEMEVAL_TEST_MARKS={farm.marks}".encode() + b"\x00"
     return [
         int(p.name)
         for p in Path("/proc").glob("[0-9]*")
-        if alive(int(p.name))
-        and (b"memeval-farm-" in _cmdline(int(p.name)) or _name(int(p.name)) == NODE_NAME)
-        and own in _environ(int(p.name))
+        if alive(int(p.name)) and _name(int(p.name)) == NODE_NAME and own in _environ(int(p.name))
     ]

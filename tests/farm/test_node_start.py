@@ -1,13 +1,12 @@
-"""How the embedded node starts: forked from a `memeval run` that has one thread (the imports
-it shares are most of a node's start-up), a fresh interpreter from a process with more."""
+"""A process with more than one thread starts the embedded node as a fresh interpreter; a
+`memeval run`, which has one, forks it (`test_embedded`'s test of a run killed outright)."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
 
-from tests.farm.conftest import Farm, children, private_farm, wait_for
-from tests.farm.engines import SLOW
+from tests.farm.conftest import private_farm, wait_for
 from workers.children import NODE_NAME
 from workers.embedded import EmbeddedFarm
 
@@ -17,20 +16,6 @@ def _read(pid: int, name: str) -> bytes:
         return Path(f"/proc/{pid}/{name}").read_bytes().strip()
     except OSError:
         return b""
-
-
-def test_memeval_run_forks_its_node(farm: Farm) -> None:
-    farm.env["MEMEVAL_TEST_DELAY"] = "0.3"
-    run = farm.start("run", "--engine", SLOW, "--dimension", "abstention", "--workers", "1",
-                     "--out", str(farm.tmp / "out"))  # fmt: skip
-    try:
-        wait_for(farm.has_results, 60, "a result")
-        nodes = [p for p in children(run.pid) if _read(p, "comm") == NODE_NAME.encode()]
-        assert nodes  # the node and its pool, none with an interpreter of its own:
-        assert {_read(p, "cmdline") for p in nodes} == {_read(run.pid, "cmdline")}
-    finally:
-        run.kill()
-        run.wait()
 
 
 def test_a_process_with_threads_starts_its_node_afresh(tmp_path: Path) -> None:
