@@ -23,10 +23,16 @@ def ping(farm: Farm) -> set[str]:
         return set()  # no worker up yet: `inspect` exits 1 with a message
 
 
+def _ready(farm: Farm, log: str) -> bool:
+    return " ready." in (farm.tmp / log).read_text()  # Celery's line once the worker consumes
+
+
 def test_two_workers_on_one_host_have_distinct_names(shared: Farm) -> None:
     first = shared.start("worker", "--concurrency", "1", "--pool", "threads", log="w1.log")
     second = shared.start("worker", "--concurrency", "1", "--pool", "threads", log="w2.log")
     try:
+        # Each worker logs that it is ready: a ping (a process of its own) goes once both have.
+        wait_for(lambda: all(_ready(shared, log) for log in ("w1.log", "w2.log")), 90, "ready")
         names = wait_for(lambda: (names := ping(shared)) and len(names) == 2 and names, 90, "two")
         assert all(name.startswith("memeval-") for name in names), names
     finally:
