@@ -30,6 +30,7 @@ from memeval.evaluation.outcome import RunEnd, Stop
 from memeval.evaluation.paths import check_output
 from memeval.evaluation.planning import PlannedRun, concurrency, plan_new, plan_resume
 from memeval.evaluation.store import usable_store
+from memeval.llm.setup import check_model_options
 from memeval.report.gate import enforce_gates
 from memeval.report.source import load_report
 from memeval.report.stored import require_run
@@ -121,6 +122,7 @@ def _checked(flags: RunFlags, settings: FarmSettings) -> RunReport | None:
         )
     check_output("--json", flags.json_path)
     check_output("--md", flags.md_path)
+    check_model_options(flags.budget_usd, flags.rate or [], flags.price or [])
     gate = flags.fail_on_regression
     baseline = load_report(gate) if gate else None
     if flags.detach and (flags.fail_under is not None or baseline is not None):

@@ -26,7 +26,7 @@ from memeval.errors import UsageError
 from memeval.evaluation.paths import check_output
 from memeval.evaluation.store import usable_store
 from memeval.llm.prompt import MAX_TOKENS
-from memeval.llm.setup import budget_micros, parse_models
+from memeval.llm.setup import check_model_options, parse_models
 from memeval.llm.sweep import Profile, SweepConfig, SweepReport, parse_profile
 from memeval.plan import select
 from memeval.report.markdown import pct
@@ -70,7 +70,7 @@ def sweep_command(
     flags = SweepFlags.model_validate(ctx.params)
     stop_gently_on_sigterm()
     names = parse_models(flags.models)
-    budget_micros(flags.budget_usd)  # zero, negative or NaN stops here, before anything else
+    check_model_options(flags.budget_usd, flags.rate or [], flags.price or [])  # before anything
     check_output("--json", flags.json_path)
     profiles = _profiles(flags.profile, flags.engine)
     if flags.dry_run:

@@ -92,6 +92,14 @@ def user_prices(texts: list[str]) -> dict[str, Price]:
     return dict(parse_price(t) for t in texts)
 
 
+def check_model_options(budget_usd: float | None, rates: list[str], prices: list[str]) -> None:
+    """The model options a user can mistype, refused before anything is stored: a run's store
+    is opened before its models are set up."""
+    budget_micros(budget_usd)
+    parse_rates(rates)
+    user_prices(prices)
+
+
 class LlmSetup(BaseModel):
     specs: dict[str, LlmSpec]
     warnings: list[str]

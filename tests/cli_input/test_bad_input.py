@@ -279,3 +279,25 @@ def test_bad_input_is_one_clear_message(
     for fragment in fragments:
         assert fragment.format(tmp=inputs) in done.stderr, done.stderr
     assert open_store(store).list_runs(5) == [], "bad input must fail before a run exists"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--llm", "--rate", "model=5/d"],
+        ["run", "--llm", "--price", "x=1"],
+        ["run", "--llm", "--budget-usd", "-1"],
+        ["sweep", "--models", "a/b", "--budget-usd", "1", "--rate", "model=5/d"],
+        ["sweep", "--models", "a/b", "--budget-usd", "1", "--price", "x=1"],
+    ],
+)
+def test_a_mistyped_model_option_leaves_no_store_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """The default store is `memeval-runs/` in the working folder: a refused command must not
+    have made one there."""
+    for name in (*CLEARED, "MEMEVAL_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    done = run_cli_here(*args, cwd=tmp_path)
+    assert done.returncode == BAD_INPUT, done.stdout + done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -43,7 +43,8 @@ def test_two_workers_on_one_host_have_distinct_names(shared: Farm) -> None:
 
 
 def test_runs_lists_whole_ids_and_json(farm: Farm) -> None:
-    done = farm.run("run", "--engine", "naive", "--dimension", "temporal", "--label", "x" * 50)
+    done = farm.run("run", "--engine", "naive", "--dimension", "temporal", "--label", "x" * 50,
+                    "--out", str(farm.tmp / "out"))  # fmt: skip
     assert done.returncode == 0, done.stderr
     farm.env["COLUMNS"] = "80"
     table = farm.run("runs")

@@ -93,6 +93,7 @@ def test_the_key_never_leaks(monkeypatch, caplog, capsys, tmp_path, redis_url, t
             "--suite",
             "dimensions",
             env={"OPENROUTER_API_KEY": SENTINEL, "MEMEVAL_CACHE_DIR": str(tmp_path)},
+            cwd=tmp_path,
         )
         keep(cli.stdout, cli.stderr)
         fake.key = "something-else"
@@ -105,6 +106,7 @@ def test_the_key_never_leaks(monkeypatch, caplog, capsys, tmp_path, redis_url, t
             "--base-url",
             fake.base_url,
             env={"OPENROUTER_API_KEY": SENTINEL, "MEMEVAL_CACHE_DIR": str(tmp_path)},
+            cwd=tmp_path,
         )
         keep(refused.stdout, refused.stderr)
         assert refused.returncode == 2 and "OPENROUTER_API_KEY" in refused.stderr
