@@ -19,7 +19,7 @@ from memeval.engines.base import Engine
 from memeval.engines.registry import create, parse_ref
 from memeval.errors import MemevalError
 from memeval.plan import new_run_id, select
-from memeval.pytest_items import CaseItem, MemevalSuite
+from memeval.pytest_items import RESULT_PROPERTY, CaseItem, MemevalSuite
 from memeval.report.markdown import pct
 from memeval.results import CaseResult, RunReport
 from memeval.runner import run_case
@@ -142,6 +142,19 @@ class MemevalSession:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.selected = [i.case for i in session.items if isinstance(i, CaseItem)]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
+        """Under pytest-xdist the workers collect, not this process: their ids say which
+        cases were selected (every worker collects the same)."""
+        chosen = set(ids)
+        self.selected = [c.case for c in self.cases if f"{NODE}::{c.case.id}" in chosen]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Results of cases a pytest-xdist worker ran, for the composite line printed here."""
+        for name, value in report.user_properties:
+            if name == RESULT_PROPERTY and value["case_id"] not in self.results:
+                self.results[value["case_id"]] = CaseResult.model_validate(value)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.results:

@@ -248,3 +248,18 @@ def test_memeval_marker_runs_the_cases_without_the_projects_own_tests(
     assert outcome_ids(cases_only, "PASSED") == {
         "memeval::dimensions/abstention/never_stored_parking"
     }
+
+
+def test_under_xdist_the_composite_line_counts_every_workers_cases(
+    pytester: pytest.Pytester,
+) -> None:
+    args = ("--memeval-engine", "reference", "--memeval-suite", "dimensions")
+    alone = run(pytester, *args)
+    spread = pytester.runpytest_subprocess(*QUIET[:-2], "-n", "2", *args)  # xdist left on
+    assert alone.ret == spread.ret == pytest.ExitCode.OK
+    fixtures = len(resolve("dimensions").fixtures)
+    line = f"memeval: reference on dimensions: composite * over {fixtures} of {fixtures} cases"
+    alone.stdout.fnmatch_lines([line])
+    spread.stdout.fnmatch_lines([line])
+    composite = [ln for ln in alone.outlines if ln.startswith("memeval: ")]
+    assert [ln for ln in spread.outlines if ln.startswith("memeval: ")] == composite
