@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from memeval.pytest_session import MemevalSession
 
 COMPOSITE = "composite"
-RESULT_PROPERTY = "memeval_result"
-"""A case's result rides on its setup report, so pytest-xdist carries it to the controller."""
 
 
 class CaseFailed(Exception):
@@ -92,11 +90,7 @@ class CaseItem(MemevalItem):
         return self.located.case
 
     def setup(self) -> None:
-        try:
-            self.run(self.case)
-        finally:  # errored cases too: the composite line counts every case that ran
-            if (result := self.state.results.get(self.case.id)) is not None:
-                self.user_properties.append((RESULT_PROPERTY, result.model_dump(mode="json")))
+        self.run(self.case)
 
     def runtest(self) -> None:
         result = self.run(self.case)

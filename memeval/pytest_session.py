@@ -19,7 +19,7 @@ from memeval.engines.base import Engine
 from memeval.engines.registry import create, parse_ref
 from memeval.errors import MemevalError
 from memeval.plan import new_run_id, select
-from memeval.pytest_items import RESULT_PROPERTY, CaseItem, MemevalSuite
+from memeval.pytest_items import CaseItem, MemevalSuite
 from memeval.report.markdown import pct
 from memeval.results import CaseResult, RunReport
 from memeval.runner import run_case
@@ -31,6 +31,7 @@ from memeval.summary import build_report
 
 NODE = "memeval"
 """The suite's node, parent of every case: `memeval::dimensions/...`."""
+RESULT = "memeval_result"
 
 
 class PluginOptions(BaseModel):
@@ -150,11 +151,23 @@ class MemevalSession:
         chosen = set(ids)
         self.selected = [c.case for c in self.cases if f"{NODE}::{c.case.id}" in chosen]
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """A case's result, errored ones included, rides on its setup report: pytest-xdist
+        sends a report's attributes to the main process (and JUnit XML never sees them)."""
+        report = yield
+        result = self.results.get(item.case.id) if isinstance(item, CaseItem) else None
+        if call.when == "setup" and result is not None:
+            setattr(report, RESULT, result.model_dump(mode="json"))
+        return report
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Results of cases a pytest-xdist worker ran, for the composite line printed here."""
-        for name, value in report.user_properties:
-            if name == RESULT_PROPERTY and value["case_id"] not in self.results:
-                self.results[value["case_id"]] = CaseResult.model_validate(value)
+        value = getattr(report, RESULT, None)
+        if value is not None and value["case_id"] not in self.results:
+            self.results[value["case_id"]] = CaseResult.model_validate(value)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.results:

@@ -255,7 +255,8 @@ def test_under_xdist_the_composite_line_counts_every_workers_cases(
 ) -> None:
     args = ("--memeval-engine", "reference", "--memeval-suite", "dimensions")
     alone = run(pytester, *args)
-    spread = pytester.runpytest_subprocess(*QUIET[:-2], "-n", "2", *args)  # xdist left on
+    xml = pytester.path / "junit.xml"
+    spread = pytester.runpytest_subprocess(*QUIET[:-2], "-n", "2", f"--junitxml={xml}", *args)
     assert alone.ret == spread.ret == pytest.ExitCode.OK
     fixtures = len(resolve("dimensions").fixtures)
     line = f"memeval: reference on dimensions: composite * over {fixtures} of {fixtures} cases"
@@ -263,3 +264,4 @@ def test_under_xdist_the_composite_line_counts_every_workers_cases(
     spread.stdout.fnmatch_lines([line])
     composite = [ln for ln in alone.outlines if ln.startswith("memeval: ")]
     assert [ln for ln in spread.outlines if ln.startswith("memeval: ")] == composite
+    assert "case_id" not in xml.read_text()  # the results travel beside the reports, not in them
