@@ -256,7 +256,8 @@ def test_under_xdist_the_composite_line_counts_every_workers_cases(
     args = ("--memeval-engine", "reference", "--memeval-suite", "dimensions")
     alone = run(pytester, *args)
     xml = pytester.path / "junit.xml"
-    spread = pytester.runpytest_subprocess(*QUIET[:-2], "-n", "2", f"--junitxml={xml}", *args)
+    with_xdist = [arg for name in UNNEEDED if name != "xdist" for arg in ("-p", f"no:{name}")]
+    spread = pytester.runpytest_subprocess(*with_xdist, "-n", "2", f"--junitxml={xml}", *args)
     assert alone.ret == spread.ret == pytest.ExitCode.OK
     fixtures = len(resolve("dimensions").fixtures)
     line = f"memeval: reference on dimensions: composite * over {fixtures} of {fixtures} cases"
