@@ -19,14 +19,21 @@ from typing import TypeAlias
 from pydantic import BaseModel, Field, ValidationError
 from rich.console import Console
 
+from memeval.engines.base import Engine
 from memeval.errors import UsageError
 from memeval.evaluation.engines import EngineArg, choose_engine
 from memeval.evaluation.execution import Execution, Farm, execute
 from memeval.evaluation.models import ModelOptions
-from memeval.evaluation.outcome import Stop
+from memeval.evaluation.outcome import RunEnd, Stop
 from memeval.evaluation.outputs import Outputs
 from memeval.evaluation.paths import check_output
-from memeval.evaluation.planning import RunRequest, concurrency, plan_new
+from memeval.evaluation.planning import (
+    PlannedRun,
+    RunRequest,
+    concurrency,
+    plan_new,
+    plan_resume,
+)
 from memeval.evaluation.store import usable_store
 from memeval.report.compare import CompareReport, GroupBy
 from memeval.report.compare import compare as compare_reports
@@ -34,11 +41,11 @@ from memeval.report.source import load_report
 from memeval.report.stats import RESAMPLES
 from memeval.report.stored import fold
 from memeval.results import RunReport
-from memeval.store import UnknownRun, open_store
+from memeval.store import Store, UnknownRun, open_store
 from workers.farm import check_engine
 from workers.settings import FarmSettings, load_settings
 
-__all__ = ["ModelOptions", "compare", "evaluate", "load_run"]
+__all__ = ["ModelOptions", "compare", "evaluate", "load_run", "resume"]
 
 EMBEDDED = "embedded"
 
@@ -49,7 +56,7 @@ RunRef: TypeAlias = str | RunReport
 class _Numbers(BaseModel):
     """The numeric arguments, checked before anything starts; errors name the argument."""
 
-    trials: int = Field(ge=1)
+    trials: int = Field(default=1, ge=1)
     budget_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     workers: int | None = Field(default=None, ge=1)
 
@@ -85,7 +92,8 @@ def evaluate(
     Cases that errored, were lost or were skipped for budget or credits are in the report,
     with their status, as `memeval run` reports them. What stops the run itself (the engine
     going down, the broker staying away) raises its `MemevalError`, and Ctrl-C re-raises,
-    once the run is closed as interrupted: `memeval run --resume RUN_ID` finishes it.
+    once the run is closed as interrupted: `resume(RUN_ID)` (or `memeval run --resume`)
+    finishes it.
     """
     _check_numbers(trials=trials, budget_usd=budget_usd, workers=workers)
     folder = None if out is None else Path(out)
@@ -108,15 +116,74 @@ def evaluate(
             models=_model_options(llm, budget_usd, rates),
         )
         planned = plan_new(store, request, shown)
-        how = Execution(
-            workers=concurrency(workers),
-            console=shown,
-            outputs=None if folder is None else Outputs(out_dir=folder),
-            engine=chosen.local,
-        )
-        end = execute(where, store, planned, how)
+        end = _execute(where, store, planned, workers, shown, folder, chosen.local)
     finally:
         store.dispose()
+    return _report(end)
+
+
+def resume(
+    run: str,
+    *,
+    engine: EngineArg | None = None,
+    budget_usd: float | None = None,
+    farm: str | None = None,
+    workers: int | None = None,
+    out: Path | str | None = None,
+    database_url: str | None = None,
+    console: Console | None = None,
+) -> RunReport:
+    """Finish a run that stopped (interrupted, cases errored or lost, the budget reached), as
+    `memeval run --resume` does: only its unfinished cases run, with the run's own options,
+    and the report covers the whole run. `run`: a run id, a label or `latest`.
+
+    `engine` is needed only when the store cannot rebuild the run's engine: an instance, or a
+    class defined in `__main__`; pass the same engine again. `budget_usd` raises the model
+    budget the run reached.
+    """
+    _check_numbers(budget_usd=budget_usd, workers=workers)
+    folder = None if out is None else Path(out)
+    check_output("out", folder, folder=True)
+    shown = console or Console(stderr=True)
+    chosen = None if engine is None else choose_engine(engine, in_process=farm is None)
+    local = None if chosen is None else chosen.local
+    where = Farm.connected(_farm_settings(farm), in_process=farm is None)
+    store = usable_store(database_url)
+    try:
+        record = store.resolve_run(run).record
+        if chosen is not None and chosen.ref != record.engine:
+            raise UsageError(
+                f"engine: run `{record.id}` ran {record.engine}, not {chosen.ref}",
+                fix="pass the engine the run was started with, or leave engine out",
+            )
+        here = where.shared is None and local is None
+        planned = plan_resume(store, record.id, budget_usd, check_here=here, console=shown)
+        end = _execute(where, store, planned, workers, shown, folder, local)
+    finally:
+        store.dispose()
+    return _report(end)
+
+
+def _execute(
+    where: Farm,
+    store: Store,
+    planned: PlannedRun,
+    workers: int | None,
+    console: Console,
+    folder: Path | None,
+    local: Engine | None,
+) -> RunEnd:
+    how = Execution(
+        workers=concurrency(workers),
+        console=console,
+        outputs=None if folder is None else Outputs(out_dir=folder),
+        engine=local,
+    )
+    return execute(where, store, planned, how)
+
+
+def _report(end: RunEnd) -> RunReport:
+    """What ended the run, raised as `evaluate` documents, or its report."""
     if end.stop is Stop.interrupted:
         raise KeyboardInterrupt
     if end.error is not None:

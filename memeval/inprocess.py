@@ -9,18 +9,23 @@ is the shell; progress goes out through a `ResultHook`.
 from __future__ import annotations
 
 import asyncio
+import logging
+from datetime import UTC, datetime
 from typing import Protocol
 
-from memeval.engines.base import Engine
+from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable
 from memeval.engines.registry import create
 from memeval.llm.answer import PaidCalls, answerer_for
 from memeval.llm.shared import OpenShared
 from memeval.plan import RunPlan
 from memeval.results import CaseResult
-from memeval.runner import run_case
+from memeval.runner import failed_result, run_case
 from memeval.runner.throttle import engine_within
+from memeval.secrets import redact
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
+
+log = logging.getLogger(__name__)
 
 
 class ResultHook(Protocol):
@@ -54,14 +59,28 @@ async def run_plan(
 
             async def one(case_id: str, trial: int) -> None:
                 async with gate:
-                    result = await run_case(
-                        cases[case_id],
-                        engine,
-                        run_id=plan.run_id,
-                        trial=trial,
-                        options=plan.options,
-                        answerer=answerer,
-                    )
+                    started = datetime.now(UTC)
+                    try:
+                        result = await run_case(
+                            cases[case_id],
+                            engine,
+                            run_id=plan.run_id,
+                            trial=trial,
+                            options=plan.options,
+                            answerer=answerer,
+                        )
+                    except (EngineUnavailable, CreditsExhausted):
+                        raise  # the engine is down or out of credit: the run stops
+                    except Exception as exc:  # a crashing case is a result, as on the farm
+                        log.debug("case %s#%d raised", case_id, trial, exc_info=True)
+                        result = failed_result(
+                            cases[case_id],
+                            run_id=plan.run_id,
+                            trial=trial,
+                            engine=plan.engine,
+                            reason=redact(f"{type(exc).__name__}: {exc}"),
+                            started_at=started,
+                        )
                 results.append(result)
                 if on_result is not None:
                     on_result(result)

@@ -8,14 +8,15 @@ nothing in a message (which Redis and Flower show to anyone who can see them) is
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from memeval.results import CaseResult, CaseStatus
-from memeval.runner.context import RunOptions, tenant_base
+from memeval.runner import failed_result
+from memeval.runner.context import RunOptions
 from memeval.secrets import redact
 from memeval.store import CaseKey, PlannedCase, Store
 from memeval.suites.catalog import BUILTIN
@@ -84,19 +85,15 @@ class CaseJob(BaseModel):
         attempt: int = 0,
     ) -> CaseResult:
         """A result for a case that could not run to the end; resumable, never scored."""
-        return CaseResult(
+        return failed_result(
+            self.case,
             run_id=self.run_id,
-            case_id=self.case.id,
             trial=self.trial,
-            kind=self.case.kind,
-            dimension=self.case.dimension.value if isinstance(self.case, Fixture) else None,
             engine=self.engine,
-            tenant=tenant_base(self.run_id, self.case.id, self.trial, attempt),
-            attempt=attempt,
-            status=status,
-            error=reason,
+            reason=reason,
             started_at=started_at,
-            finished_at=datetime.now(UTC),
+            status=status,
+            attempt=attempt,
         )
 
 

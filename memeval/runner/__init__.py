@@ -23,7 +23,7 @@ from memeval.suites.scenario import Scenario
 if TYPE_CHECKING:
     from memeval.llm.answer import Answerer
 
-__all__ = ["RunOptions", "run_case", "tenant_base"]
+__all__ = ["RunOptions", "failed_result", "run_case", "tenant_base"]
 
 
 async def run_case(
@@ -118,3 +118,32 @@ async def _forget(case: Scenario | Fixture, engine: Engine, ctx: CaseContext) ->
             await ctx.watch.time("forget", engine.forget(ctx.tenant(name)))
     except Unsupported:
         pass
+
+
+def failed_result(
+    case: Scenario | Fixture,
+    *,
+    run_id: str,
+    trial: int,
+    engine: str,
+    reason: str,
+    started_at: datetime,
+    status: CaseStatus = CaseStatus.error,
+    attempt: int = 0,
+) -> CaseResult:
+    """A result for a case that could not run to the end (its engine raised, the farm lost
+    it): resumable, never scored."""
+    return CaseResult(
+        run_id=run_id,
+        case_id=case.id,
+        trial=trial,
+        kind=case.kind,
+        dimension=case.dimension.value if isinstance(case, Fixture) else None,
+        engine=engine,
+        tenant=tenant_base(run_id, case.id, trial, attempt),
+        attempt=attempt,
+        status=status,
+        error=reason,
+        started_at=started_at,
+        finished_at=datetime.now(UTC),
+    )

@@ -165,3 +165,28 @@ def test_an_engine_the_workers_cannot_build_is_refused_before_any_farm_starts(
     with pytest.raises(UsageError, match="the farm's workers cannot import") as other:
         memeval.evaluate(Local, farm="embedded", database_url=store)
     assert "farm=None" in other.value.fix
+
+
+class FlakyEngine(NaiveEngine):
+    """The naive engine, failing every write while `down` is set."""
+
+    down = False
+
+    async def store(self, tenant: str, assertion: Assertion) -> None:
+        if FlakyEngine.down:
+            raise RuntimeError("the disk is full")
+        await super().store(tenant, assertion)
+
+
+def test_resume_finishes_a_run_whose_cases_errored(store: str, monkeypatch) -> None:
+    monkeypatch.setattr(FlakyEngine, "down", True)
+    cases = ["cfo_on_date", "never_stored_parking"]
+    first = memeval.evaluate(FlakyEngine, suites=SUITE, only=cases, database_url=store)
+    assert {c.status.value for c in first.cases} == {"error"}
+    monkeypatch.setattr(FlakyEngine, "down", False)
+    again = memeval.resume(first.run_id, database_url=store)
+    assert again.run_id == first.run_id
+    assert sorted(c.case_id.rsplit("/", 1)[1] for c in again.cases) == sorted(cases)
+    assert {c.status.value for c in again.cases} == {"done"}
+    with pytest.raises(UsageError, match=r"ran tests\.api\.test_api:FlakyEngine"):
+        memeval.resume(first.run_id, engine=CountingEngine(), database_url=store)

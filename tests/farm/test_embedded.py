@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -90,6 +91,20 @@ def test_a_crashing_case_is_an_error_and_the_run_completes(farm: Farm) -> None:
     assert case["status"] == "error"
     assert case["error"] == "engine unavailable after 2 attempts: connection refused"
     assert farm.rows("select status from runs where label = 'down'") == [("finished",)]
+
+
+def test_a_crashing_case_in_process_is_an_error_as_on_the_farm(farm: Farm) -> None:
+    out = farm.tmp / "out" / "here"
+    store = {"MEMEVAL_DATABASE_URL": farm.env["MEMEVAL_DATABASE_URL"]}
+    crash = run_cli_here("run", "--in-process", "--engine", CRASHING, "--only", "cfo_on_date",
+                         "--only", "never_stored_parking", "--out", str(out),
+                         env=store)  # fmt: skip
+    assert crash.returncode == 1, crash.stdout + crash.stderr
+    assert "Traceback" not in crash.stdout + crash.stderr
+    assert "resume with `memeval run --resume" in crash.stdout
+    cases = json.loads((out / "report.json").read_text())["cases"]
+    assert [c["status"] for c in cases] == ["error", "error"]
+    assert all(c["error"] == "RuntimeError: engine bug" for c in cases)
 
 
 def test_a_killed_worker_process_has_its_case_redelivered(farm: Farm) -> None:
