@@ -158,9 +158,10 @@ class MemevalSession:
         """A case's result, errored ones included, rides on its setup report: pytest-xdist
         sends a report's attributes to the main process (and JUnit XML never sees them)."""
         report = yield
-        result = self.results.get(item.case.id) if isinstance(item, CaseItem) else None
-        if call.when == "setup" and result is not None:
-            setattr(report, RESULT, result.model_dump(mode="json"))
+        if call.when == "setup" and isinstance(item, CaseItem):
+            result = self.results.get(item.case.id)
+            if result is not None:
+                setattr(report, RESULT, result.model_dump(mode="json"))
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
