@@ -145,15 +145,32 @@ def shared(farm: Farm, redis_url: str, namespace: str) -> Farm:
     return farm
 
 
+def proc_file(pid: int, name: str) -> bytes:
+    """/proc/PID/NAME (`cmdline`, `comm`, `environ`), or nothing once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/{name}").read_bytes()
+    except OSError:
+        return b""
+
+
+def process_name(pid: int) -> str:
+    """What `ps -e` shows: the name a process gave itself, or its program's."""
+    return proc_file(pid, "comm").decode().strip()
+
+
+def stat(pid: int | str) -> list[str]:
+    """/proc/PID/stat after the command name: state, parent pid, ...; OSError once it is gone."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def children(pid: int) -> list[int]:
     """Every descendant of `pid`, read from /proc."""
     parents: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents.setdefault(int(stat(proc.name)[1]), []).append(int(proc.name))
         except OSError:
             continue
-        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
     found, todo = [], [pid]
     while todo:
         kids = parents.get(todo.pop(), [])
@@ -164,10 +181,9 @@ def children(pid: int) -> list[int]:
 
 def alive(pid: int) -> bool:
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return stat(pid)[0] != "Z"
     except OSError:
         return False
-    return state != "Z"
 
 
 def wait_for(check: Callable[[], object], timeout: float, what: str) -> object:

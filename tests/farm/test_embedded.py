@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from tests.cli_here import run_cli_here
-from tests.farm.conftest import ROOT, Farm, alive, children, wait_for
+from tests.farm.conftest import (
+    ROOT,
+    Farm,
+    alive,
+    children,
+    proc_file,
+    process_name,
+    stat,
+    wait_for,
+)
 from tests.farm.engines import CRASHING, DOWN, SLOW
 from workers.children import NODE_NAME
 
@@ -129,7 +138,8 @@ def test_a_dead_worker_node_loses_its_cases_and_resume_runs_only_those(farm: Far
     run = farm.start("run", "--engine", SLOW, "--dimension", "abstention", "--label",
                      "lost", "--out", str(farm.tmp / "out" / "lost"), "--workers", "2")  # fmt: skip
     wait_for(farm.has_results, 60, "a result")
-    node = next(p for p in children(run.pid) if _name(p) == NODE_NAME and _ppid(p) == run.pid)
+    nodes = [p for p in children(run.pid) if process_name(p) == NODE_NAME]
+    node = next(p for p in nodes if _parent(p) == run.pid)
     os.kill(node, signal.SIGKILL)  # the whole node, so nothing can requeue its cases
 
     assert run.wait(60) == 1, (farm.tmp / "run.log").read_text()
@@ -159,11 +169,11 @@ def test_a_forked_node_and_its_pool_die_with_a_run_killed_outright(farm: Farm) -
                      "--out", str(farm.tmp / "out"))  # fmt: skip
     wait_for(farm.has_results, 60, "a result")
     started = children(run.pid)
-    nodes = [p for p in started if _name(p) == NODE_NAME]
+    nodes = [p for p in started if process_name(p) == NODE_NAME]
     assert len(nodes) == 3  # the node and its pool of two
-    assert [p for p in started if b"redis-server" in _cmdline(p)]
+    assert [p for p in started if b"redis-server" in proc_file(p, "cmdline")]
     # forked from the run, not a fresh interpreter that imports everything again
-    assert {_cmdline(p) for p in nodes} == {_cmdline(run.pid)}
+    assert {proc_file(p, "cmdline") for p in nodes} == {proc_file(run.pid, "cmdline")}
     run.kill()  # no handler runs: only the kernel can stop what it started
     run.wait()
     wait_for(lambda: not [p for p in started if alive(p)], 30, "the farm's processes to end")
@@ -212,32 +222,11 @@ def test_bad_input_is_one_line_and_exit_2(farm: Farm, monkeypatch: pytest.Monkey
     assert not farm.db.exists() or not farm.rows("select 1 from runs")  # nothing half-started
 
 
-def _cmdline(pid: int) -> bytes:
+def _parent(pid: int) -> int:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
-def _name(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _ppid(pid: int) -> int:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        return int(stat(pid)[1])
     except OSError:
         return 0
-
-
-def _environ(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
-        return b""
 
 
 def _farm_processes(farm: Farm) -> list[int]:
@@ -248,8 +237,9 @@ def _farm_processes(farm: Farm) -> list[int]:
     it from the run's children while the run is alive, as the test of a run killed outright
     does."""
     own = f"MEMEVAL_TEST_MARKS={farm.marks}".encode() + b"\x00"
+    pids = [int(p.name) for p in Path("/proc").glob("[0-9]*")]
     return [
-        int(p.name)
-        for p in Path("/proc").glob("[0-9]*")
-        if alive(int(p.name)) and _name(int(p.name)) == NODE_NAME and own in _environ(int(p.name))
+        pid
+        for pid in pids
+        if alive(pid) and process_name(pid) == NODE_NAME and own in proc_file(pid, "environ")
     ]

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.farm.conftest import Farm
+from tests.farm.conftest import Farm, stat
 from workers.children import busy_children
 
 
@@ -43,14 +43,10 @@ def test_a_child_is_busy_until_it_marks_itself_or_dies(tmp_path: Path) -> None:
         parent.stdin.write("kill\n")  # type: ignore[union-attr]
         parent.stdin.flush()  # type: ignore[union-attr]
         deadline = time.monotonic() + 10
-        while _state(child) != "Z":  # killed, and left unreaped
+        while stat(child)[0] != "Z":  # killed, and left unreaped
             assert time.monotonic() < deadline, f"child {child} never became a zombie"
             time.sleep(0.02)
         assert not busy_children(parent.pid, tmp_path)
     finally:
         parent.kill()
         parent.wait()
-
-
-def _state(pid: str) -> str:
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]

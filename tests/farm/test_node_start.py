@@ -6,16 +6,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from tests.farm.conftest import private_farm, wait_for
+from tests.farm.conftest import private_farm, proc_file, process_name, wait_for
 from workers.children import NODE_NAME
 from workers.embedded import EmbeddedFarm
-
-
-def _read(pid: int, name: str) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/{name}").read_bytes().strip()
-    except OSError:
-        return b""
 
 
 def test_a_process_with_threads_starts_its_node_afresh(tmp_path: Path) -> None:
@@ -27,8 +20,8 @@ def test_a_process_with_threads_starts_its_node_afresh(tmp_path: Path) -> None:
             embedded.start_workers()
             node = embedded.pid
             assert node is not None
-            wait_for(lambda: _read(node, "comm") == NODE_NAME.encode(), 30, "the node's name")
-            assert b"-m\x00workers.node\x00threads" in _read(node, "cmdline")
+            wait_for(lambda: process_name(node) == NODE_NAME, 30, "the node's name")
+            assert b"-m\x00workers.node\x00threads" in proc_file(node, "cmdline")
     finally:
         gate.set()
         other.join()

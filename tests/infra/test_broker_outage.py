@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from tests.farm.conftest import Farm, children, wait_for
+from tests.farm.conftest import Farm, children, proc_file, wait_for
 from tests.farm.engines import SLOW
 from tests.infra.conftest import PrivateRedis, wait_ready, worker
 
@@ -110,7 +110,7 @@ def test_the_embedded_broker_killed_mid_run_is_restarted_and_loses_nothing(farm:
     run = _slow(farm).start("run", "--engine", SLOW, "--dimension", "temporal", "--label", "kill",
                      "--out", str(farm.tmp / "out" / "kill"), "--workers", "2")  # fmt: skip
     wait_for(farm.has_results, 60, "a first result")
-    (server,) = [p for p in children(run.pid) if b"redis-server" in _cmdline(p)]
+    (server,) = [p for p in children(run.pid) if b"redis-server" in proc_file(p, "cmdline")]
     os.kill(server, signal.SIGKILL)
     assert run.wait(90) == 0, (farm.tmp / "run.log").read_text()
     log = (farm.tmp / "run.log").read_text()
@@ -118,10 +118,3 @@ def test_the_embedded_broker_killed_mid_run_is_restarted_and_loses_nothing(farm:
     (planned,) = farm.rows("select planned_count from runs")[0]
     statuses = _statuses(farm)
     assert len(statuses) == planned and set(statuses.values()) == {"done"}
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
