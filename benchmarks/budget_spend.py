@@ -26,9 +26,9 @@ from memeval.llm.pricing import Price
 from memeval.llm.prompt import messages
 from memeval.llm.spec import LlmSpec
 from memeval.store.models import PaidCall
+from memeval_farm.budget import Budget, connect_redis
+from memeval_farm.redis_state import open_answerer
 from tests.llm.server import KEY, FakeOpenRouter
-from workers.budget import Budget, connect_redis
-from workers.redis_state import open_answerer
 
 PRICES = {"openai/gpt-4.1-mini": (1, 4), "other/model": (1, 4)}  # micro-USD per token
 LINES = [

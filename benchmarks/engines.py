@@ -43,9 +43,9 @@ from memeval.results import RunReport
 from memeval.runner import RunOptions
 from memeval.store import Store
 from memeval.suites.loader import Case
-from workers.farm import run_on_farm
-from workers.job import CaseJob, planned
-from workers.settings import FarmSettings
+from memeval_farm.farm import run_on_farm
+from memeval_farm.job import CaseJob, planned
+from memeval_farm.settings import FarmSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379

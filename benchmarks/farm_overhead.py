@@ -44,8 +44,8 @@ from benchmarks.engines import (
 )
 from memeval.store import open_store
 from memeval.suites.catalog import resolve
-from workers.config import make_app
-from workers.settings import FarmSettings, load_settings
+from memeval_farm.config import make_app
+from memeval_farm.settings import FarmSettings, load_settings
 
 DB = 11
 NOOP, DONE = "bench.noop", "bench.done"
@@ -163,7 +163,7 @@ def main() -> None:
                     walls[name] = time_raw(app, args.cases)
                     cpu[name] = (time.process_time() - here, node_cpu() - there)
             farm = make_app(settings)
-            with worker(farm, "workers.app", log=folder / "memeval.log", **shape) as node_cpu:
+            with worker(farm, "memeval_farm.app", log=folder / "memeval.log", **shape) as node_cpu:
                 here, there = time.process_time(), node_cpu()
                 walls["memeval"], report = timed_run(
                     farm, settings, open_store(database), "benchmarks.engines:NoopEngine", cases

@@ -33,8 +33,8 @@ from benchmarks.engines import (
 )
 from memeval.store import open_store
 from memeval.suites.catalog import resolve
-from workers.config import make_app
-from workers.settings import FarmSettings
+from memeval_farm.config import make_app
+from memeval_farm.settings import FarmSettings
 
 DB = 12
 TARGET = 0.8
@@ -69,7 +69,7 @@ def main() -> None:
         try:
             for concurrency in args.concurrency:
                 log = Path(tmp) / f"worker-{concurrency}.log"
-                with worker(app, "workers.app", pool="threads", concurrency=concurrency,
+                with worker(app, "memeval_farm.app", pool="threads", concurrency=concurrency,
                             env=env, log=log):  # fmt: skip
                     wall, report = timed_run(
                         app, settings, store, "benchmarks.engines:SleepEngine", cases

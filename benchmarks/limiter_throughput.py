@@ -26,10 +26,10 @@ from memeval.llm.pricing import Price
 from memeval.llm.prompt import messages
 from memeval.llm.rates import parse_rate
 from memeval.llm.spec import LlmSpec
+from memeval_farm.budget import Budget, connect_redis
+from memeval_farm.limiter import Limiter
+from memeval_farm.redis_state import open_answerer
 from tests.llm.server import KEY, FakeOpenRouter, busiest_window
-from workers.budget import Budget, connect_redis
-from workers.limiter import Limiter
-from workers.redis_state import open_answerer
 
 
 def hammer(redis_url: str, spec: str, key: str, start_at: float, seconds: float) -> list[float]:

@@ -42,8 +42,8 @@ from memeval.report.stats import RESAMPLES
 from memeval.report.stored import fold
 from memeval.results import RunReport
 from memeval.store import Store, UnknownRun, open_store
-from workers.farm import check_engine
-from workers.settings import FarmSettings, load_settings
+from memeval_farm.farm import check_engine
+from memeval_farm.settings import FarmSettings, load_settings
 
 __all__ = ["ModelOptions", "compare", "evaluate", "load_run", "resume"]
 

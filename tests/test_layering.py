@@ -20,7 +20,7 @@ import memeval
 
 PACKAGE = Path(memeval.__file__).resolve().parent
 ROOT = PACKAGE.parent
-SHELL = frozenset({"workers", "celery", "kombu", "flower"})
+SHELL = frozenset({"memeval_farm", "celery", "kombu", "flower"})
 """Top-level names only the top layer may import."""
 TOP_LAYER = (
     "memeval.cli",
@@ -131,11 +131,11 @@ def test_importing_the_core_loads_no_shell() -> None:
 def test_the_checker_flags_what_it_must() -> None:
     """Negative controls: each way of reaching the shell is caught, so the test above can fail."""
     cases = {
-        "from workers.limiter import Limiter\n": "workers.limiter",
+        "from memeval_farm.limiter import Limiter\n": "memeval_farm.limiter",
         "import celery\n": "celery",
         "def f():\n    from kombu import Connection\n": "kombu",
-        "if TYPE_CHECKING:\n    from workers.budget import Budget\n": "workers.budget",
-        "import importlib\nimportlib.import_module('workers.farm')\n": "workers.farm",
+        "if TYPE_CHECKING:\n    from memeval_farm.budget import Budget\n": "memeval_farm.budget",
+        "import importlib\nimportlib.import_module('memeval_farm.farm')\n": "memeval_farm.farm",
         "from memeval.cli.run import run\n": "memeval.cli.run",
     }
     for source, reached in cases.items():
@@ -147,7 +147,7 @@ def test_the_checker_flags_what_it_must() -> None:
 
 
 def test_the_allow_list_is_the_top_layer_only() -> None:
-    shell = "from workers.farm import run_on_farm\n"
+    shell = "from memeval_farm.farm import run_on_farm\n"
     assert violations(shell, "memeval.cli.run") == []
     assert violations(shell, "memeval.api") == []
     assert violations(shell, "memeval.pytest_plugin") == []
@@ -158,4 +158,4 @@ def test_the_allow_list_is_the_top_layer_only() -> None:
     assert violations(typed, "memeval", is_package=True) == []
     assert violations(typed, "memeval.runner", is_package=True)  # only the root may
     assert violations("from memeval.api import evaluate\n", "memeval", is_package=True)
-    assert violations(lazy.replace("memeval.api", "workers"), "memeval", is_package=True)
+    assert violations(lazy.replace("memeval.api", "memeval_farm"), "memeval", is_package=True)

@@ -23,17 +23,17 @@ from memeval.evaluation.paths import check_output
 from memeval.evaluation.store import usable_store
 from memeval.results import CaseStatus
 from memeval.store import RunStatus
-from workers.embedded import Pool
+from memeval_farm.embedded import Pool
 
 if TYPE_CHECKING:
-    from workers.settings import FarmSettings
+    from memeval_farm.settings import FarmSettings
 
 out = Console()
 err = Console(stderr=True)
 
 
 def _shared_broker() -> FarmSettings:
-    from workers.settings import load_settings
+    from memeval_farm.settings import load_settings
 
     settings = load_settings()
     if settings.embedded:
@@ -56,12 +56,12 @@ def worker(
     concurrency = workers if workers is not None else concurrency  # --concurrency: its old name
     if concurrency is not None and concurrency < 1:
         raise UsageError(f"--workers must be at least 1, not {concurrency}")
-    from workers import metrics
+    from memeval_farm import metrics
 
     metrics.prepare()  # before the app's tasks first touch prometheus-client
     usable_store()  # a worker that cannot store results would fail every case it takes
-    from workers.app import app
-    from workers.dispatch import check_broker
+    from memeval_farm.app import app
+    from memeval_farm.dispatch import check_broker
 
     check_broker(app)
     argv = ["worker", "--pool", pool, "--loglevel", loglevel, "--queues", settings.queue]
@@ -114,7 +114,7 @@ def flower(
     _shared_broker()
     if basic_auth is not None and not all(":" in pair for pair in basic_auth.split(",")):
         raise UsageError("--basic-auth takes user:password", fix="e.g. --basic-auth admin:s3cret")
-    from workers.app import app
+    from memeval_farm.app import app
 
     if basic_auth is None:
         err.print(

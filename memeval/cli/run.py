@@ -36,8 +36,8 @@ from memeval.report.source import load_report
 from memeval.report.stored import require_run
 from memeval.results import RunReport
 from memeval.store import Store
-from workers.farm import check_engine
-from workers.settings import FarmSettings, load_settings
+from memeval_farm.farm import check_engine
+from memeval_farm.settings import FarmSettings, load_settings
 
 out = Console()
 BUDGET_REACHED = 5

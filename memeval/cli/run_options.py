@@ -13,7 +13,7 @@ from memeval.engines.registry import with_options
 from memeval.evaluation.models import DEFAULT_MODEL, ModelOptions
 from memeval.evaluation.outputs import Outputs
 from memeval.evaluation.planning import RunRequest
-from workers.embedded import Pool
+from memeval_farm.embedded import Pool
 
 Engine = Annotated[
     str | None,

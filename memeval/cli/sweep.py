@@ -33,9 +33,9 @@ from memeval.report.markdown import pct
 from memeval.results import CaseStatus
 from memeval.secrets import redact_model
 from memeval.suites.catalog import resolve
-from workers.farm import connect
-from workers.settings import load_settings
-from workers.sweep import sweep
+from memeval_farm.farm import connect
+from memeval_farm.settings import load_settings
+from memeval_farm.sweep import sweep
 
 out = Console()
 INTERRUPTED = 130

@@ -10,7 +10,7 @@ import typer
 from pydantic import BaseModel, field_validator
 
 from memeval.llm.prompt import MAX_TOKENS
-from workers.embedded import Pool
+from memeval_farm.embedded import Pool
 
 Models = Annotated[str, typer.Option("--models", help="Comma-separated model ids.")]
 BudgetUsd = Annotated[float, typer.Option(help="The most the whole sweep may spend.")]

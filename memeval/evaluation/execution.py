@@ -26,12 +26,12 @@ from memeval.plan import CaseRef, RunPlan
 from memeval.results import CaseResult
 from memeval.store import RunStatus, Store
 from memeval.summary import case_line
-from workers.aggregate import finalize
-from workers.broker import BrokerGone
-from workers.dispatch import dispatch
-from workers.embedded import Pool
-from workers.farm import connect, preflight_fleet, run_on_farm
-from workers.settings import FarmSettings
+from memeval_farm.aggregate import finalize
+from memeval_farm.broker import BrokerGone
+from memeval_farm.dispatch import dispatch
+from memeval_farm.embedded import Pool
+from memeval_farm.farm import connect, preflight_fleet, run_on_farm
+from memeval_farm.settings import FarmSettings
 
 
 class Farm(BaseModel):

@@ -22,7 +22,7 @@ from memeval.llm.shared import BudgetState, OpenShared
 from memeval.llm.spec import LlmSpec
 from memeval.llm.sweep import SWEEP_SCOPE, sweep_runs
 from memeval.store import Store
-from workers.redis_state import redis_state
+from memeval_farm.redis_state import redis_state
 
 DEFAULT_MODEL = "openai/gpt-4.1-mini"
 

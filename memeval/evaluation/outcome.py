@@ -14,8 +14,8 @@ from memeval.errors import CreditsOut, MemevalError
 from memeval.llm.estimate import skipped_calls
 from memeval.results import CaseStatus, RunReport
 from memeval.store import RunRecord
-from workers.halt import NOT_RUN
-from workers.job import CaseJob
+from memeval_farm.halt import NOT_RUN
+from memeval_farm.job import CaseJob
 
 
 class Stop(StrEnum):

@@ -21,8 +21,8 @@ from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
 from memeval.summary import subset_name
-from workers.farm import check_engine
-from workers.job import CaseJob, plan_run
+from memeval_farm.farm import check_engine
+from memeval_farm.job import CaseJob, plan_run
 
 
 class RunRequest(BaseModel):

@@ -78,7 +78,7 @@ class _Scope:
 
 class MemoryBudget:
     """A view on some scopes of a `MemoryState`; every budget of that state sees the same
-    spend, as every worker's `workers.budget.Budget` sees the same Redis."""
+    spend, as every worker's `memeval_farm.budget.Budget` sees the same Redis."""
 
     def __init__(self, scopes: dict[str, _Scope], names: list[str]) -> None:
         if not names:

@@ -1,8 +1,8 @@
 """What a run shares with every other worker of its farm, as protocols the core calls.
 
 The runner and the answerer need a rate limiter (engine and model calls), a budget (hold,
-settle, release) and somewhere both live. On the farm that is Redis (`workers.limiter`,
-`workers.budget`, `workers.redis_state`); in one process it can be memory
+settle, release) and somewhere both live. On the farm that is Redis (`memeval_farm.limiter`,
+`memeval_farm.budget`, `memeval_farm.redis_state`); in one process it can be memory
 (`memeval.llm.in_memory`). The core only sees these protocols, so it never imports the shell:
 the shell passes its implementation in through an `OpenShared` factory.
 """

@@ -1,5 +1,5 @@
 """A sweep: the same cases answered by several models (and engine profiles) under one budget, on
-the farm, like `memeval run`. This is its plan and its report; `workers.sweep` runs it.
+the farm, like `memeval run`. This is its plan and its report; `memeval_farm.sweep` runs it.
 
 Each variant, a model under an engine profile, is a run of its own in the store, labelled
 `<sweep>/<variant>` and created with its whole plan before anything is dispatched. Every

@@ -17,9 +17,9 @@ from memeval.llm.answer import AnswerResult, PaidCalls
 from memeval.llm.pricing import Price
 from memeval.llm.spec import LlmSpec
 from memeval.store import Store, open_store
+from memeval_farm.redis_state import open_answerer
 from tests.llm.redis_support import REDIS_URL
 from tests.llm.server import KEY, FakeOpenRouter
-from workers.redis_state import open_answerer
 
 MODEL = "openai/gpt-4.1-mini"  # the fake counts its prompts as OpenAI does, exactly
 PRICES = {MODEL: (1, 4)}  # micro-USD per prompt / completion token

@@ -21,14 +21,14 @@ from memeval.llm.rates import MAX_PAUSE_S, Rate, RateKind, parse_rates
 from memeval.runner.throttle import throttle_engine
 from memeval.server import create_app
 from memeval.suites.fixture import Assertion
+from memeval_farm.budget import connect_redis
+from memeval_farm.limiter import Limiter
+from memeval_farm.redis_state import limited_engine
 from tests.adapters.conftest import TOKEN, engine_at
 from tests.adapters.fakes import Fault as EngineFault
 from tests.adapters.fakes import Wire, record, running
 from tests.llm.server import Fault
 from tests.llm.test_answer import PACK, QUESTION, spec
-from workers.budget import connect_redis
-from workers.limiter import Limiter
-from workers.redis_state import limited_engine
 
 FAST = Rate(kind=RateKind.model, count=100, period_s=1.0, burst=10)
 """Fast enough that probing alone is never refused for more than one 10 ms slot."""

@@ -9,7 +9,7 @@ from redis.asyncio import Redis
 
 from memeval.errors import UsageError
 from memeval.llm.setup import budget_micros
-from workers.budget import Budget, Verdict, connect_redis
+from memeval_farm.budget import Budget, Verdict, connect_redis
 
 
 def run(coro):
@@ -81,7 +81,7 @@ def test_waiters_are_served_first_come_first_served(redis_url, tag, monkeypatch)
         assert (await budget.try_reserve(300, hold_id="big"))[0] is Verdict.held
         assert (await budget.try_reserve(100, hold_id="small"))[0] is Verdict.held
         # A waiter that stops polling leaves the queue instead of blocking everyone.
-        monkeypatch.setattr("workers.budget.STALE_US", 50_000)
+        monkeypatch.setattr("memeval_farm.budget.STALE_US", 50_000)
         assert (await budget.try_reserve(500, hold_id="gone"))[0] is Verdict.wait
         await asyncio.sleep(0.1)
         assert (await budget.try_reserve(50, hold_id="next"))[0] is Verdict.held

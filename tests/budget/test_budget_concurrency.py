@@ -15,8 +15,8 @@ import redis as sync_redis
 
 from memeval.llm.pricing import Price
 from memeval.llm.spec import LlmSpec
-from workers.budget import Budget, connect_redis
-from workers.redis_state import open_answerer
+from memeval_farm.budget import Budget, connect_redis
+from memeval_farm.redis_state import open_answerer
 
 PROCESSES = 4
 CALLS_PER_PROCESS = 50

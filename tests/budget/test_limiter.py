@@ -16,10 +16,10 @@ import pytest
 from memeval.errors import UsageError
 from memeval.llm.rates import Rate, RateKind, parse_rate, parse_rates
 from memeval.runner.throttle import throttle_engine
+from memeval_farm.budget import connect_redis
+from memeval_farm.limiter import Limiter
+from memeval_farm.redis_state import limited_engine
 from tests.llm.fakes import WordEngine
-from workers.budget import connect_redis
-from workers.limiter import Limiter
-from workers.redis_state import limited_engine
 
 RATE = 20
 PROCESSES = 4

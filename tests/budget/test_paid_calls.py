@@ -12,6 +12,7 @@ from memeval.llm.prompt import messages
 from memeval.results import CaseResult, CaseStatus
 from memeval.store import PlannedCase
 from memeval.store.models import PaidCall, PaidState
+from memeval_farm.budget import Budget, connect_redis
 from tests.budget.paying import (
     PACKS,
     QUESTIONS,
@@ -24,7 +25,6 @@ from tests.budget.paying import (
 )
 from tests.llm.redis_support import REDIS_URL
 from tests.llm.server import Fault
-from workers.budget import Budget, connect_redis
 
 PLAN = [PlannedCase(case_id="c", kind="fixture")]
 

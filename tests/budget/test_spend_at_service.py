@@ -10,6 +10,7 @@ import pytest
 from memeval.llm.prompt import messages
 from memeval.llm.rates import parse_rate
 from memeval.llm.tokens import prompt_tokens_bound
+from memeval_farm.budget import Budget, connect_redis
 from tests.budget.paying import (
     MODEL,
     PACKS,
@@ -21,7 +22,6 @@ from tests.budget.paying import (
 )
 from tests.llm.redis_support import REDIS_URL
 from tests.llm.server import busiest_window
-from workers.budget import Budget, connect_redis
 
 
 def test_calls_reach_the_service_at_the_rate_even_after_waiting_on_the_budget(

@@ -11,8 +11,8 @@ from memeval.engines.types import Capability, Pack
 from memeval.llm.rates import parse_rate
 from memeval.runner.throttle import throttle_engine
 from memeval.stopwatch import Stopwatch
-from workers.budget import connect_redis
-from workers.limiter import Limiter
+from memeval_farm.budget import connect_redis
+from memeval_farm.limiter import Limiter
 
 
 class Asks(Engine):

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from workers import metrics
+from memeval_farm import metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"
@@ -130,7 +130,7 @@ def test_a_worker_is_ready_only_while_its_broker_answers(rendered) -> None:
     for name, spec in pod_specs(rendered):
         if name == "memeval-worker":
             probe = spec["containers"][0]["readinessProbe"]["exec"]["command"]
-            assert probe == ["python", "-m", "workers.probe"]
+            assert probe == ["python", "-m", "memeval_farm.probe"]
 
 
 def test_a_running_case_has_time_to_finish_before_the_pod_is_killed(rendered) -> None:

@@ -17,12 +17,12 @@ import redis
 from memeval.runner import RunOptions
 from memeval.store import open_store
 from memeval.suites.catalog import resolve
+from memeval_farm.config import make_app
+from memeval_farm.dispatch import dispatch
+from memeval_farm.job import CaseJob, planned
+from memeval_farm.settings import FarmSettings
 from tests.farm.conftest import Farm, stop, wait_for
 from tests.farm.engines import SECRETIVE, SLOW
-from workers.config import make_app
-from workers.dispatch import dispatch
-from workers.job import CaseJob, planned
-from workers.settings import FarmSettings
 
 
 def test_dispatch_only_run_detach_status_runs_and_flower(shared: Farm) -> None:

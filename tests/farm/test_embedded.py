@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memeval_farm.children import NODE_NAME
 from tests.cli_here import run_cli_here
 from tests.farm.conftest import (
     ROOT,
@@ -23,7 +24,6 @@ from tests.farm.conftest import (
     wait_for,
 )
 from tests.farm.engines import CRASHING, DOWN, SLOW
-from workers.children import NODE_NAME
 
 CASE_FILES = [
     "lifecycle/brain_lookup.yaml",

@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from memeval_farm.children import busy_children
 from tests.farm.conftest import Farm, stat
-from workers.children import busy_children
 
 
 def test_every_pool_process_closes_its_engines_before_the_node_is_stopped(farm: Farm) -> None:

@@ -13,7 +13,7 @@ def ping(farm: Farm) -> set[str]:
     """Node names answering a broadcast ping, asked by `celery inspect` in a subprocess: an
     in-process Celery client would leave kombu connections behind that hang later forks."""
     out = subprocess.run(
-        [sys.executable, "-m", "celery", "-A", "workers.app", "inspect", "ping", "--json",
+        [sys.executable, "-m", "celery", "-A", "memeval_farm.app", "inspect", "ping", "--json",
          "--timeout", "1"],
         cwd=ROOT, env=farm.env, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip

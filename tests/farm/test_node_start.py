@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from memeval_farm.children import NODE_NAME
+from memeval_farm.embedded import EmbeddedFarm
 from tests.farm.conftest import private_farm, proc_file, process_name, wait_for
-from workers.children import NODE_NAME
-from workers.embedded import EmbeddedFarm
 
 
 def test_a_process_with_threads_starts_its_node_afresh(tmp_path: Path) -> None:
@@ -21,7 +21,7 @@ def test_a_process_with_threads_starts_its_node_afresh(tmp_path: Path) -> None:
             node = embedded.pid
             assert node is not None
             wait_for(lambda: process_name(node) == NODE_NAME, 30, "the node's name")
-            assert b"-m\x00workers.node\x00threads" in proc_file(node, "cmdline")
+            assert b"-m\x00memeval_farm.node\x00threads" in proc_file(node, "cmdline")
     finally:
         gate.set()
         other.join()

@@ -12,10 +12,10 @@ from celery.exceptions import Retry
 
 from memeval.runner import RunOptions
 from memeval.suites.catalog import resolve
-from workers.config import make_app
-from workers.job import RUN_CASE, CaseJob
-from workers.settings import FarmSettings
-from workers.tasks import retry
+from memeval_farm.config import make_app
+from memeval_farm.job import RUN_CASE, CaseJob
+from memeval_farm.settings import FarmSettings
+from memeval_farm.tasks import retry
 
 
 def test_a_retry_is_published_with_the_run_label_and_case_not_the_raw_arguments(

@@ -11,12 +11,12 @@ from celery import Celery
 from memeval.runner import RunOptions
 from memeval.store import RunStatus, Store, open_store
 from memeval.suites.catalog import resolve
-from workers import runtime
-from workers.aggregate import finalize
-from workers.config import make_app
-from workers.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob, planned
-from workers.runtime import RUNTIME
-from workers.settings import FarmSettings
+from memeval_farm import runtime
+from memeval_farm.aggregate import finalize
+from memeval_farm.config import make_app
+from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob, planned
+from memeval_farm.runtime import RUNTIME
+from memeval_farm.settings import FarmSettings
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from memeval_farm.embedded import redis_executable
 from tests.farm.conftest import Farm, private_farm, stop
 from tests.farm.conftest import farm as farm  # the embedded farm, for tests here too
-from workers.embedded import redis_executable
 
 START_TIMEOUT_S = 10.0
 
@@ -118,8 +118,8 @@ def worker(
 
 def wait_ready(farm: Farm, log: str = "worker.log", timeout: float = 30.0) -> None:
     """Until the worker answers a ping on the farm's broker."""
-    from workers.config import make_app
-    from workers.settings import FarmSettings
+    from memeval_farm.config import make_app
+    from memeval_farm.settings import FarmSettings
 
     app = make_app(FarmSettings(broker_url=farm.env["MEMEVAL_BROKER_URL"]))
     deadline = time.monotonic() + timeout

@@ -19,8 +19,8 @@ from memeval.results import CheckStatus
 from memeval.runner import run_case
 from memeval.suites.catalog import fixtures_root
 from memeval.suites.loader import load_paths
+from memeval_farm.shield import FarmUnavailable, shield
 from tests.infra.conftest import PrivateRedis
-from workers.shield import FarmUnavailable, shield
 
 PAUSE_MS = 3000
 TIMEOUT_S = 0.3

@@ -15,9 +15,9 @@ from memeval.llm.pricing import Price
 from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION, is_unknown, messages
 from memeval.llm.rates import parse_rate
 from memeval.llm.spec import LlmSpec
+from memeval_farm.budget import Budget, connect_redis
+from memeval_farm.redis_state import answerer_for, open_answerer
 from tests.llm.server import Fault, hard_402, in_flight
-from workers.budget import Budget, connect_redis
-from workers.redis_state import answerer_for, open_answerer
 
 PACK = "# Memory\n\n## Documents\n- The billing service listens on port 8443.\n"
 QUESTION = "Which port does the billing service listen on?"

@@ -16,8 +16,8 @@ from memeval.llm.in_memory import MemoryState
 from memeval.llm.prompt import messages
 from memeval.llm.rates import MAX_PAUSE_S, parse_rate
 from memeval.llm.shared import SharedState
+from memeval_farm.redis_state import redis_state
 from tests.llm.test_answer import PACK, QUESTION, spec
-from workers.redis_state import redis_state
 
 Script = Callable[[SharedState, str], Awaitable[list[object]]]
 

@@ -16,10 +16,10 @@ from memeval.results import CaseStatus
 from memeval.runner import run_case
 from memeval.suites.fixture import Fixture, Query
 from memeval.suites.scenario import Scenario
+from memeval_farm.budget import Budget, connect_redis
+from memeval_farm.redis_state import open_answerer
 from tests.llm.fakes import WordEngine
 from tests.llm.server import Fault, hard_402
-from workers.budget import Budget, connect_redis
-from workers.redis_state import open_answerer
 
 PRICE = Price(prompt=1 / 1_000_000, completion=2 / 1_000_000)
 

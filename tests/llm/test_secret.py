@@ -16,12 +16,12 @@ from memeval.llm.client import LlmClient
 from memeval.llm.pricing import Price
 from memeval.llm.spec import LlmSpec
 from memeval.runner import RunOptions, run_case
+from memeval_farm.budget import Budget, connect_redis
+from memeval_farm.redis_state import open_answerer
 from tests.conftest import run_cli
 from tests.llm.fakes import WordEngine
 from tests.llm.server import FakeOpenRouter, Fault, hard_402, in_flight
 from tests.llm.test_runner_answers import FIXTURE
-from workers.budget import Budget, connect_redis
-from workers.redis_state import open_answerer
 
 SENTINEL = "sk-or-v1-SENTINEL-7f3a9c0d5e"
 

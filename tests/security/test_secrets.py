@@ -30,8 +30,8 @@ from memeval.secrets import (
 )
 from memeval.store import PlannedCase, open_store
 from memeval.suites.catalog import resolve
+from memeval_farm.job import CaseJob
 from tests.conftest import run_cli
-from workers.job import CaseJob
 
 KEY = "zq-7f3a9c0d5e11-SENTINEL"  # no known shape: only the environment says it is a key
 

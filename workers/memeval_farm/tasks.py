@@ -28,14 +28,14 @@ from memeval.runner.context import RunOptions
 from memeval.secrets import redact
 from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
-from workers import metrics
-from workers.aggregate import finalize, summary
-from workers.halt import NOT_RUN, Halts
-from workers.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
-from workers.redis_state import answerer_for, limited_engine
-from workers.runtime import RUNTIME
-from workers.settings import FarmSettings
-from workers.shield import REDIS_FAULTS, shield
+from memeval_farm import metrics
+from memeval_farm.aggregate import finalize, summary
+from memeval_farm.halt import NOT_RUN, Halts
+from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
+from memeval_farm.redis_state import answerer_for, limited_engine
+from memeval_farm.runtime import RUNTIME
+from memeval_farm.settings import FarmSettings
+from memeval_farm.shield import REDIS_FAULTS, shield
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ def retry(task: Task, settings: FarmSettings, exc: BaseException | None = None) 
 
 def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> CaseResult:
     """Run the case; an unreachable engine or farm Redis retries it, spent engine credits halt
-    the run (`workers.halt`), and the rest becomes the case's result."""
+    the run (`memeval_farm.halt`), and the rest becomes the case's result."""
     started = datetime.now(UTC)
     client = getattr(task.app.backend, "client", None)  # the farm's Redis, when there is one
     halted = halts.reason(client, job.run_id)

@@ -83,7 +83,7 @@ class Forked:
         deadline = None if timeout is None else time.monotonic() + timeout
         while (code := self.poll()) is None:
             if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired("workers.node", timeout or 0.0)
+                raise subprocess.TimeoutExpired("memeval_farm.node", timeout or 0.0)
             time.sleep(0.02)
         return code
 
@@ -109,7 +109,7 @@ def can_fork() -> bool:
 
 
 def fork_node(argv: list[str], log: IO[bytes], env: Mapping[str, str]) -> Forked:
-    """`workers.node.main(argv)` in a forked child set up as `spawn` sets up its children.
+    """`memeval_farm.node.main(argv)` in a forked child set up as `spawn` sets up its children.
 
     The child never returns into this process's frames: it leaves through `os._exit`, so
     nothing of the parent's (its store's connections, its atexit hooks) is closed or run twice.
@@ -133,7 +133,7 @@ def fork_node(argv: list[str], log: IO[bytes], env: Mapping[str, str]) -> Forked
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.environ.clear()
         os.environ.update(env)
-        from workers import node
+        from memeval_farm import node
 
         code = node.main(argv)
     except SystemExit as exc:

@@ -21,8 +21,8 @@ from kombu.exceptions import OperationalError
 from pydantic import BaseModel
 
 from memeval.errors import MemevalError
-from workers.budget import redis_py_url
-from workers.settings import REDIS_SCHEMES, safe_url
+from memeval_farm.budget import redis_py_url
+from memeval_farm.settings import REDIS_SCHEMES, safe_url
 
 BROKER_FAULTS: tuple[type[BaseException], ...] = (
     OperationalError,

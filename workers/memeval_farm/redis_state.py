@@ -20,8 +20,8 @@ from memeval.llm.rates import Rate
 from memeval.llm.shared import OpenShared, SharedState
 from memeval.llm.spec import LlmSpec
 from memeval.runner.throttle import engine_within
-from workers.budget import Budget, connect_redis
-from workers.limiter import Limiter
+from memeval_farm.budget import Budget, connect_redis
+from memeval_farm.limiter import Limiter
 
 
 class RedisState:

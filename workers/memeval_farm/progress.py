@@ -19,7 +19,7 @@ from sqlmodel import Session, col, select
 from memeval.results import CaseStatus
 from memeval.store import CaseKey, Store
 from memeval.store.tables import CaseRow
-from workers.job import JobKey
+from memeval_farm.job import JobKey
 
 _ENDED = ("task-succeeded", "task-failed", "task-retried", "task-revoked", "task-rejected")
 

@@ -15,7 +15,7 @@ import time
 
 import redis
 
-from workers.broker import BROKER_FAULTS
+from memeval_farm.broker import BROKER_FAULTS
 
 KEY_TTL_S = 7 * 24 * 3600
 CACHE_S = 1.0

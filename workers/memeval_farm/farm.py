@@ -28,17 +28,24 @@ from rich.progress import (
 from memeval.report.stored import ref_key, require_run
 from memeval.store import RunStatus, Store
 from memeval.summary import case_line
-from workers import metrics
-from workers.aggregate import finalize
-from workers.broker import BROKER_FAULTS, BrokerGone, Outage, identify, persistence_warning, quietly
-from workers.config import make_app
-from workers.dispatch import check_broker, dispatch, revoke, wait
-from workers.embedded import EmbeddedFarm, Pool, tail
-from workers.job import CaseJob, JobKey
-from workers.preflight import check_fleet, check_here
-from workers.progress import Activity, CaseState, Landings
-from workers.settings import FarmSettings, safe_url
-from workers.watchdog import Watchdog
+from memeval_farm import metrics
+from memeval_farm.aggregate import finalize
+from memeval_farm.broker import (
+    BROKER_FAULTS,
+    BrokerGone,
+    Outage,
+    identify,
+    persistence_warning,
+    quietly,
+)
+from memeval_farm.config import make_app
+from memeval_farm.dispatch import check_broker, dispatch, revoke, wait
+from memeval_farm.embedded import EmbeddedFarm, Pool, tail
+from memeval_farm.job import CaseJob, JobKey
+from memeval_farm.preflight import check_fleet, check_here
+from memeval_farm.progress import Activity, CaseState, Landings
+from memeval_farm.settings import FarmSettings, safe_url
+from memeval_farm.watchdog import Watchdog
 
 
 def connect(settings: FarmSettings) -> Celery | None:

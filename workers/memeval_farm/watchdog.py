@@ -24,14 +24,14 @@ from celery import Celery
 from kombu.exceptions import ChannelError
 
 from memeval.store.repo import LOST_REASON
-from workers.broker import (
+from memeval_farm.broker import (
     BROKER_FAULTS,
     LOST_WITH_BROKER,
     BrokerIdentity,
     Outage,
     identify,
 )
-from workers.job import JobKey
+from memeval_farm.job import JobKey
 
 STRIKES = 2
 INSPECT_TIMEOUT = 1.0

@@ -1,4 +1,4 @@
-"""`python -m workers.probe`: is this worker's broker reachable? For a Kubernetes readiness
+"""`python -m memeval_farm.probe`: is this worker's broker reachable? For a Kubernetes readiness
 probe, where "the process is up" means nothing if the cases cannot reach it.
 
 A worker that cannot reach its broker takes no case, so it must leave the ready set: the probe
@@ -12,7 +12,7 @@ import sys
 
 import redis
 
-from workers.settings import load_settings
+from memeval_farm.settings import load_settings
 
 TIMEOUT = 2.0
 

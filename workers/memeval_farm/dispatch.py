@@ -14,10 +14,10 @@ from celery import Celery, chord, uuid
 from kombu.exceptions import OperationalError
 
 from memeval.errors import UsageError
-from workers.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob, JobKey
-from workers.progress import CaseState, Landings
-from workers.settings import safe_url
-from workers.watchdog import Watchdog
+from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob, JobKey
+from memeval_farm.progress import CaseState, Landings
+from memeval_farm.settings import safe_url
+from memeval_farm.watchdog import Watchdog
 
 CONNECT_TIMEOUT = 5.0
 

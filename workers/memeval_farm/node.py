@@ -1,6 +1,7 @@
 """The embedded farm's worker node: `main([POOL, CONCURRENCY, HOSTNAME])`, in a child forked
 from `memeval run` (which has imported most of what a node needs), or as
-`python -m workers.node POOL CONCURRENCY HOSTNAME` where a fork is unsafe (`workers.children`).
+`python -m memeval_farm.node POOL CONCURRENCY HOSTNAME` where a fork is unsafe
+(`memeval_farm.children`).
 
 It builds the worker as `celery worker` does, without Celery's command line: that imports every
 `celery` subcommand and each installed plugin's (Flower's web app among them), about a third
@@ -14,10 +15,10 @@ import sys
 
 from celery import concurrency
 
-from workers import preflight  # noqa: F401  registers the preflight control command
-from workers.children import NODE_NAME, name_process
-from workers.config import make_app
-from workers.settings import load_settings
+from memeval_farm import preflight  # noqa: F401  registers the preflight control command
+from memeval_farm.children import NODE_NAME, name_process
+from memeval_farm.config import make_app
+from memeval_farm.settings import load_settings
 
 
 def main(argv: list[str]) -> int:

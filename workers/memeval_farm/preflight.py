@@ -30,7 +30,7 @@ from memeval.engines import registry
 from memeval.engines.base import CreditsExhausted, EngineUnavailable
 from memeval.errors import CreditsOut, MemevalError, UsageError
 from memeval.store import Store, open_store
-from workers.broker import BROKER_FAULTS
+from memeval_farm.broker import BROKER_FAULTS
 
 CONTROL = "memeval_preflight"
 ENGINE_TIMEOUT_S = 10.0

@@ -5,7 +5,7 @@ stops both. The Redis keeps an append-only file in the farm's folder, so when it
 the waiting process restarts it (`revive`) on the same socket and nothing queued is lost;
 Redis writes each command to that file before it replies (syncing it to disk every second), so
 a crash of the process, even a SIGKILL, loses nothing a client was told; only a power cut could.
-How each child is started and stopped is `workers.children`'s business.
+How each child is started and stopped is `memeval_farm.children`'s business.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import IO, Literal, Self
 
 from memeval.errors import MemevalError, UsageError
 from memeval.secrets import redact
-from workers import metrics
-from workers.children import Child, busy_children, can_fork, fork_node, spawn, stop
+from memeval_farm import metrics
+from memeval_farm.children import Child, busy_children, can_fork, fork_node, spawn, stop
 
 Pool = Literal["prefork", "threads"]
 START_TIMEOUT = 10.0
@@ -181,7 +181,7 @@ class EmbeddedFarm:
         if can_fork():
             self._worker = fork_node(argv, log, env)
         else:
-            self._worker = spawn([sys.executable, "-m", "workers.node", *argv], log, env)
+            self._worker = spawn([sys.executable, "-m", "memeval_farm.node", *argv], log, env)
 
     @property
     def pid(self) -> int | None:

@@ -28,12 +28,12 @@ from memeval.runner import RunOptions
 from memeval.store import RunStatus, Store
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
-from workers.aggregate import finalize
-from workers.budget import Budget, connect_redis, open_budget
-from workers.embedded import Pool
-from workers.farm import check_engine, run_on_farm
-from workers.job import plan_run
-from workers.settings import FarmSettings
+from memeval_farm.aggregate import finalize
+from memeval_farm.budget import Budget, connect_redis, open_budget
+from memeval_farm.embedded import Pool
+from memeval_farm.farm import check_engine, run_on_farm
+from memeval_farm.job import plan_run
+from memeval_farm.settings import FarmSettings
 
 
 def sweep(
@@ -50,7 +50,8 @@ def sweep(
 ) -> SweepReport:
     """Check the engines, price the models and check the key, record one run per variant, then
     run them all on the farm as one chord under one budget. Every start-up check comes before
-    the first run exists or the first cent is spent. `shared` comes from `workers.farm.connect`.
+    the first run exists or the first cent is spent. `shared` comes from
+    `memeval_farm.farm.connect`.
     """
     rates = parse_rates(config.rates)
     for engine in dict.fromkeys(p.engine for p in config.profiles):

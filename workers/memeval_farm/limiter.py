@@ -18,7 +18,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from memeval.llm.rates import MAX_PAUSE_S, Rate
-from workers import metrics
+from memeval_farm import metrics
 
 LUA = Path(__file__).resolve().parent / "lua"
 

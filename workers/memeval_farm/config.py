@@ -8,8 +8,9 @@
   still running to a second worker.
 - task events, including `task-sent`, so Flower sees every case from the moment it is queued.
 
-`workers.app` holds the instance built from the environment, for `celery -A workers.app`; the
-embedded farm builds its own, since its broker URL exists only once its Redis has started.
+`memeval_farm.app` holds the instance built from the environment, for
+`celery -A memeval_farm.app`; the embedded farm builds its own, since its broker URL exists
+only once its Redis has started.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from datetime import timedelta
 from celery import Celery
 
 from memeval.secrets import install_masking
-from workers import metrics
-from workers.embedded import mark_exits
-from workers.settings import FarmSettings
-from workers.tasks import register
+from memeval_farm import metrics
+from memeval_farm.embedded import mark_exits
+from memeval_farm.settings import FarmSettings
+from memeval_farm.tasks import register
 
 
 def make_app(settings: FarmSettings, broker_url: str | None = None) -> Celery:
