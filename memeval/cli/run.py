@@ -157,10 +157,14 @@ def _plan(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
             "--resume runs the cases of the run it names, with that run's options",
             fix="drop --engine/--suite/--label/--only/--dimension/--trials/--keep",
         )
+    # An id, a label or `latest`, as `report`, `status` and `compare` take it.
+    match = store.resolve_run(flags.resume)
+    if (note := match.note(flags.resume)) is not None:
+        out.print(note, highlight=False)
     # Local workers (or this process) run the cases: the engine is checked before the run
     # reopens.
     local = farm.shared is None
-    return plan_resume(store, flags.resume, flags.budget_usd, check_here=local, console=out)
+    return plan_resume(store, match.record.id, flags.budget_usd, check_here=local, console=out)
 
 
 def _conclude(

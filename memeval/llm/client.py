@@ -14,7 +14,15 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, SecretStr
 
-from memeval.llm.errors import KEY_VARS, AuthError, MaybeBilled, Rejected, Transient, classify
+from memeval.llm.errors import (
+    KEY_VARS,
+    AuthError,
+    MaybeBilled,
+    Rejected,
+    Transient,
+    Unreachable,
+    classify,
+)
 
 OPENROUTER = "https://openrouter.ai/api/v1"
 BASE_URL_VAR = "MEMEVAL_LLM_BASE_URL"
@@ -160,7 +168,9 @@ class LlmClient:
         try:
             response = await self._http.request(method, path, **kwargs)
         except UNSENT as exc:
-            raise Transient(f"{method} {path} failed: {type(exc).__name__}") from None
+            raise Unreachable(
+                f"{method} {path} failed: {type(exc).__name__}", url=str(self._http.base_url)
+            ) from None
         except httpx.TimeoutException:
             raise MaybeBilled(f"{method} {path} timed out", status=408) from None
         except httpx.TransportError as exc:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from memeval.importers import sources
 from memeval.results import CaseResult, CaseStatus
 from memeval.runner import failed_result
 from memeval.runner.context import RunOptions
@@ -147,5 +148,11 @@ def plan_run(
 
 
 def _suite_name(spec: str) -> str:
-    """A path is stored absolute, so `--resume` finds it from any folder."""
-    return spec if spec in (*BUILTIN, "all") else str(Path(spec).resolve())
+    """The suite as given, its path made absolute so `--resume` finds it from any folder:
+    `locomo:PATH` keeps its benchmark name (a path glued to the working folder is no suite)."""
+    if spec in (*BUILTIN, "all"):
+        return spec
+    if (benchmark := sources.parse(spec)) is not None:
+        name, path = benchmark
+        return f"{name}:{path.resolve()}"
+    return str(Path(spec).resolve())
