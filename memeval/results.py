@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memeval.engines.types import Usage
 
@@ -163,6 +163,11 @@ class CaseResult(Model):
     evaluated_at: datetime | None = None  # the pinned evaluation time the case ran at
     attempt: int = 0  # earlier attempts infrastructure broke off, each on its own tenant
     infra_retries: int = 0  # engine requests retried within this attempt (5xx, 429, timeout)
+    capabilities: list[str] | None = None  # the engine's; None in results stored before
+
+
+RENAMED_KPIS = {"planted_flagged": "conflict_pack_hit"}
+"""Old KPI names in stored reports, by the name they go by now."""
 
 
 class Kpi(Model):
@@ -173,6 +178,12 @@ class Kpi(Model):
     better: str  # higher | lower
     n: int
     tag: str | None = None  # a probe tag (category:temporal): the KPI over those probes alone
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _current_name(cls, value: object) -> object:
+        """A report stored under an old name loads, and compares, under today's."""
+        return RENAMED_KPIS.get(value, value) if isinstance(value, str) else value
 
 
 class RunReport(Model):

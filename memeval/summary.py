@@ -4,12 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from urllib.parse import unquote
 
 from rich.markup import escape
 
 from memeval.results import CaseResult, CaseStatus, RunReport
 from memeval.scoring.kpis import composite, dimension_scores, kpis, tag_kpis
 from memeval.suites.fixture import Dimension
+
+DASH = "–"
+"""What a number that was not measured shows: never a zero that reads as measured."""
+
+
+def pct(value: float | None) -> str:
+    return DASH if value is None else f"{100 * value:.1f}%"
+
+
+def readable_engine(text: str) -> str:
+    """An engine reference as a reader takes it in a header or a listing:
+    `http?url=http://host:1`, not the `http?url=http%3A%2F%2Fhost%3A1` it is stored as."""
+    return unquote(text)
 
 
 def subset_name(only: Sequence[str], dimensions: Sequence[str]) -> str | None:

@@ -18,11 +18,11 @@ from rich.console import Console
 from rich.table import Table
 
 from memeval.errors import UsageError
-from memeval.report.numbers import DASH, pct
 from memeval.results import CaseStatus
 from memeval.scoring.kpis import composite
 from memeval.store.listing import Listing, RunScores, listing, local_file
 from memeval.store.models import RunRecord, RunStatus
+from memeval.summary import DASH, pct
 
 out = Console()
 
@@ -37,8 +37,7 @@ def runs(
 
     A run of part of its suite shows which part beside the suite: "all (temporal only)".
     Its score is the composite of its dimension fixtures, else its scenarios' pack hit."""
-    from memeval.engines.registry import readable_engine
-    from memeval.summary import scope
+    from memeval.summary import readable_engine, scope
 
     if limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}")

@@ -22,13 +22,15 @@ from memeval.report.compare_markdown import (
 )
 from memeval.report.numbers import kpi_number, pct
 from memeval.results import RunReport
+from memeval.scoring.kpis import NEEDS
 from memeval.suites.fixture import WEIGHTS, Dimension
+from memeval.summary import readable_engine
 
 
 def print_summary(report: RunReport, console: Console) -> None:
     subset = f"  [bold]subset[/] {escape(report.subset)}" if report.subset else ""
     console.print(
-        f"[bold]run[/] {report.run_id}  [bold]engine[/] {report.engine}  "
+        f"[bold]run[/] {report.run_id}  [bold]engine[/] {escape(readable_engine(report.engine))}  "
         f"[bold]label[/] {escape(report.label)}{subset}"
     )
     if any(c.kind == "fixture" for c in report.cases):
@@ -46,7 +48,8 @@ def print_summary(report: RunReport, console: Console) -> None:
     for column in ("group", "kpi", "value", "n"):
         kpis.add_column(column, justify="right" if column in ("value", "n") else "left")
     for k in report.overall_kpis:
-        if k.value is None and k.group != "cost":  # a cost not measured shows its dash
+        # A cost not measured shows its dash, a KPI the engine cannot produce its n/a.
+        if k.value is None and k.group != "cost" and k.name not in NEEDS:
             continue
         kpis.add_row(k.group, k.name, kpi_number(k, report.kpis), str(k.n))
     console.print(kpis)

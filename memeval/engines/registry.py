@@ -13,7 +13,7 @@ A reference is what task messages carry, so it holds no secret:
 from __future__ import annotations
 
 import os
-from urllib.parse import parse_qsl, unquote, urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from pydantic import BaseModel, Field
 
@@ -77,12 +77,6 @@ def with_options(text: str, **options: str | float | None) -> str:
             )
         ref.options[key] = str(value)
     return ref.name + (f"?{urlencode(ref.options)}" if ref.options else "")
-
-
-def readable_engine(text: str) -> str:
-    """A reference as a reader takes it in a header or a listing: `http?url=http://host:1`,
-    not the percent-encoded `http?url=http%3A%2F%2Fhost%3A1` it is stored as."""
-    return unquote(text)
 
 
 def known() -> list[str]:

@@ -36,6 +36,7 @@ from memeval.report.tables import (
 )
 from memeval.results import CaseResult, CaseStatus, Kpi, Phase, QueryLog, RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
+from memeval.summary import readable_engine
 
 
 @cache
@@ -89,7 +90,7 @@ def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str
     ci = intervals or run_intervals(report)
     notes = (partial_note(report), infra_note(report), overbilling_note(report))
     subtitle = (
-        f"engine {report.engine} · suite {report.suite}"
+        f"engine {readable_engine(report.engine)} · suite {report.suite}"
         + (f" ({report.subset})" if report.subset else "")
         + f" · run {report.run_id} · "
         f"started {report.started_at:%Y-%m-%d %H:%M} UTC · cases: {status_counts(report.cases)}"

@@ -23,6 +23,7 @@ from memeval.report.tables import (
 )
 from memeval.results import RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
+from memeval.summary import readable_engine
 
 
 def sd(spread: Spread | None, unit: str = "share") -> str:
@@ -67,7 +68,8 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     finished = f", finished {report.finished_at:%H:%M}" if report.finished_at else ""
     subset = f" ({report.subset})" if report.subset else ""
     out.append(
-        f"Engine `{report.engine}`, suite `{report.suite}`{subset}, run `{report.run_id}`, "
+        f"Engine {literal(readable_engine(report.engine))}, suite {literal(report.suite)}"
+        f"{subset}, run `{report.run_id}`, "
         f"started {report.started_at:%Y-%m-%d %H:%M}{finished} UTC."
     )
     trials = len({c.trial for c in report.cases})

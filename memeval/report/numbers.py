@@ -9,13 +9,13 @@ from collections.abc import Mapping, Sequence
 
 from memeval.report.stats import Interval
 from memeval.results import Kpi
+from memeval.scoring.kpis import NEEDS
+from memeval.summary import DASH, pct
 
-DASH = "–"
-"""What a number that was not measured shows: never a zero that reads as measured."""
+__all__ = ["DASH", "pct"]  # every number's form, wherever it is defined
 
-
-def pct(value: float | None) -> str:
-    return DASH if value is None else f"{100 * value:.1f}%"
+NOT_APPLICABLE = "n/a"
+"""What a KPI the engine cannot produce shows (see `memeval.scoring.kpis.NEEDS`)."""
 
 
 def ms(value: float) -> str:
@@ -71,6 +71,8 @@ def kpi_number(kpi: Kpi, kpis: Sequence[Kpi]) -> str:
     """A KPI's value beside the others of its run (see `unpriced`)."""
     if kpi.name in unpriced({k.name: k.value for k in kpis if k.tag is None}):
         return DASH
+    if kpi.value is None and kpi.name in NEEDS:
+        return NOT_APPLICABLE
     return number(kpi.value, kpi.unit)
 
 

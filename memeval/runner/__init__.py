@@ -56,6 +56,7 @@ async def run_case(
         status=CaseStatus.done,
         tags=[] if isinstance(case, Fixture) else [t.value for t in case.tags],
         started_at=datetime.now(UTC),
+        capabilities=sorted(c.value for c in engine.capabilities),
     )
     if answerer is not None and await answerer.exhausted():
         result.status = CaseStatus.skipped_budget
