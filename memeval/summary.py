@@ -20,6 +20,11 @@ def pct(value: float | None) -> str:
     return DASH if value is None else f"{100 * value:.1f}%"
 
 
+def plural(n: int, noun: str) -> str:
+    """`1 case`, `2 cases`: never "1 cases"."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def readable_engine(text: str) -> str:
     """An engine reference as a reader takes it in a header or a listing:
     `http?url=http://host:1`, not the `http?url=http%3A%2F%2Fhost%3A1` it is stored as."""

@@ -59,6 +59,7 @@ COMMANDS = {
         "farm", "status", "Show a run's progress and scores so far, from the results store."
     ),
     "runs": Entry("runs", "runs", "List the runs in the results store, newest first."),
+    "kpis": Entry("kpis", "kpis", "Say what every KPI means and what its `n` counts."),
     "engines": Entry(
         "engines",
         "engines",

@@ -12,6 +12,8 @@ prints, and turns the run's end into an exit code.
 
 from __future__ import annotations
 
+import time
+
 import typer
 from rich.console import Console
 
@@ -36,6 +38,7 @@ from memeval.report.source import load_report
 from memeval.report.stored import require_run
 from memeval.results import RunReport
 from memeval.store import Store
+from memeval.summary import plural
 from memeval_farm.farm import check_engine
 from memeval_farm.settings import FarmSettings, load_settings
 
@@ -84,6 +87,7 @@ def run(
     budget was reached (the calls it could not pay for are skipped; `--resume RUN_ID
     --budget-usd LARGER` answers them), 6 the engine's credits ran out (402), 130 interrupted.
     """
+    began = time.monotonic()
     flags = RunFlags.model_validate(ctx.params)
     stop_gently_on_sigterm()
     settings = load_settings()
@@ -103,7 +107,7 @@ def run(
         workers=local, pool=flags.pool, verbose=flags.verbose, outputs=flags.outputs(), console=out
     )
     end = execute(farm, store, planned, how)
-    _conclude(end, store, planned, flags.fail_under, baseline)
+    _conclude(end, store, planned, flags.fail_under, baseline, time.monotonic() - began)
 
 
 def _checked(flags: RunFlags, settings: FarmSettings) -> RunReport | None:
@@ -173,11 +177,12 @@ def _conclude(
     planned: PlannedRun,
     fail_under: float | None,
     baseline: RunReport | None,
+    elapsed_s: float,
 ) -> None:
     """The summary, then the exit code the run's end calls for."""
     report = end.report
     if end.stop in (None, Stop.interrupted, Stop.broker):
-        print_summary(report, out)
+        print_summary(report, out, elapsed_s)
     if end.stop is Stop.interrupted:
         out.print(f"[yellow]interrupted[/]: resume with `memeval run --resume {report.run_id}`")
         raise typer.Exit(INTERRUPTED)
@@ -193,7 +198,7 @@ def _conclude(
         raise typer.Exit(BUDGET_REACHED)
     if unfinished:
         out.print(
-            f"[yellow]{unfinished} cases did not finish[/]: "
+            f"[yellow]{plural(unfinished, 'case')} did not finish[/]: "
             f"resume with `memeval run --resume {report.run_id}`"
         )
         raise typer.Exit(1)

@@ -14,6 +14,7 @@ from memeval.errors import UsageError
 from memeval.importers import sources
 from memeval.suites.catalog import count, resolve
 from memeval.suites.loader import document_schema, load_paths
+from memeval.summary import plural
 
 app = typer.Typer(help="List, validate and describe suites.", no_args_is_help=True)
 out = Console()
@@ -64,7 +65,10 @@ def validate(
 ) -> None:
     """Check user-written suite files; exit code 2 and a located message on the first error."""
     loaded = load_paths(paths)
-    out.print(f"[green]ok[/]: {len(loaded)} cases in {len({c.path for c in loaded})} files")
+    out.print(
+        f"[green]ok[/]: {plural(len(loaded), 'case')} in "
+        f"{plural(len({c.path for c in loaded}), 'file')}"
+    )
 
 
 @app.command()
@@ -87,4 +91,4 @@ def import_(
             f"unknown benchmark `{benchmark}`", fix=f"use one of: {', '.join(sources.BENCHMARKS)}"
         )
     written = sources.write(sources.load(*source), out_dir)
-    out.print(f"[green]wrote[/] {len(written)} cases to {out_dir}")
+    out.print(f"[green]wrote[/] {plural(len(written), 'case')} to {out_dir}")

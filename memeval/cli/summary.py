@@ -24,10 +24,12 @@ from memeval.report.numbers import kpi_number, pct
 from memeval.results import RunReport
 from memeval.scoring.kpis import NEEDS
 from memeval.suites.fixture import WEIGHTS, Dimension
-from memeval.summary import readable_engine
+from memeval.summary import plural, readable_engine
 
 
-def print_summary(report: RunReport, console: Console) -> None:
+def print_summary(report: RunReport, console: Console, elapsed_s: float | None = None) -> None:
+    """The run's scores, ending with one line a reader can stop at: "62 of 62 cases done in
+    2.4 s" (`elapsed_s`: this command's time, not the run's, which a resume spans)."""
     subset = f"  [bold]subset[/] {escape(report.subset)}" if report.subset else ""
     console.print(
         f"[bold]run[/] {report.run_id}  [bold]engine[/] {escape(readable_engine(report.engine))}  "
@@ -55,11 +57,21 @@ def print_summary(report: RunReport, console: Console) -> None:
     console.print(kpis)
     bad = [c for c in report.cases if c.status.value != "done"]
     if bad or report.missing:
-        console.print(f"[yellow]{len(bad)} cases not done, {len(report.missing)} missing[/]")
+        console.print(
+            f"[yellow]{plural(len(bad), 'case')} not done, {len(report.missing)} missing[/]"
+        )
     notes = ((partial_note(report), "yellow"), (infra_note(report), "dim"))
     for note, style in (*notes, (overbilling_note(report), "red")):
         if note is not None:
             console.print(f"[{style}]{escape(note)}[/]", highlight=False)
+    console.print(done_line(report, elapsed_s), highlight=False)
+
+
+def done_line(report: RunReport, elapsed_s: float | None) -> str:
+    done = sum(c.status.value == "done" for c in report.cases)
+    took = "" if elapsed_s is None else f" in {elapsed_s:.1f} s"
+    planned = len(report.cases) + len(report.missing)
+    return f"{done} of {plural(planned, 'case')} done{took} · what each KPI means: `memeval kpis`"
 
 
 _STYLE = {Verdict.better: "bold green", Verdict.worse: "bold red", Verdict.noise: "dim"}

@@ -4,7 +4,7 @@ infrastructure trouble the run met on the way. One wording for the terminal, md 
 from __future__ import annotations
 
 from memeval.results import RunReport
-from memeval.summary import scope
+from memeval.summary import plural, scope
 
 SHOWN = 10
 """Unscored cases named in a one-line note; the JSON report and md list every one."""
@@ -41,8 +41,8 @@ def infra_note(report: RunReport) -> str | None:
     if not report.infra_retries and not report.case_restarts:
         return None
     return (
-        f"infrastructure errors met: {_count(report.infra_retries, 'request')} retried, "
-        f"{_count(report.case_restarts, 'case')} restarted on a fresh tenant; "
+        f"infrastructure errors met: {plural(report.infra_retries, 'request')} retried, "
+        f"{plural(report.case_restarts, 'case')} restarted on a fresh tenant; "
         "none is in the score"
     )
 
@@ -53,10 +53,6 @@ def overbilling_note(report: RunReport) -> str | None:
         return None
     return (
         f"warning: the model service billed ${report.overbilled_usd_micros / 1e6:.6f} above "
-        f"the budget's holds on {_count(report.overbilled_calls, 'call')}, so the budget was "
+        f"the budget's holds on {plural(report.overbilled_calls, 'call')}, so the budget was "
         "closed; check the model's price (--price MODEL=PROMPT/COMPLETION)"
     )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")

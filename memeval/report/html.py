@@ -36,7 +36,7 @@ from memeval.report.tables import (
 )
 from memeval.results import CaseResult, CaseStatus, Kpi, Phase, QueryLog, RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
-from memeval.summary import readable_engine
+from memeval.summary import plural, readable_engine
 
 
 @cache
@@ -233,7 +233,7 @@ def items(case: CaseResult) -> list[dict[str, Any]]:
 def render_compare_html(report: CompareReport) -> str:
     subtitle = (
         f"grouped by {report.by.value} · baseline {report.baseline} · "
-        f"{len(report.common)} cases in common · {report.resamples} resamples"
+        f"{plural(len(report.common), 'case')} in common · {report.resamples} resamples"
     )
     data = report.model_dump(mode="json", exclude={"table"})
     for dumped, comparison in zip(data["comparisons"], report.comparisons, strict=True):

@@ -58,7 +58,7 @@ def test_a_locomo_run_stores_its_suite_as_given_and_resumes_from_another_folder(
     resumed = run_cli_here("run", "--resume", "latest", "--in-process", cwd=elsewhere, env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert "unknown suite" not in resumed.stderr
-    assert "resuming" in resumed.stdout and "1 of 1 cases to run" in resumed.stdout
+    assert "resuming" in resumed.stdout and "1 of 1 case to run" in resumed.stdout
 
 
 def test_run_resume_takes_a_label_or_latest(tmp_path):
@@ -72,7 +72,7 @@ def test_run_resume_takes_a_label_or_latest(tmp_path):
         _forget_results(db)
         resumed = run_cli_here("run", "--resume", ref, "--in-process", cwd=tmp_path, env=env)
         assert resumed.returncode == 0, resumed.stderr
-        assert "resuming" in resumed.stdout and "1 of 1 cases to run" in resumed.stdout
+        assert "resuming" in resumed.stdout and "1 of 1 case to run" in resumed.stdout
     unknown = run_cli_here("run", "--resume", "nope", "--in-process", cwd=tmp_path, env=env)
     assert unknown.returncode == 2 and "no run `nope`" in unknown.stderr
 
