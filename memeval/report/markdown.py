@@ -6,10 +6,10 @@ import re
 
 from memeval.llm.judge import JUDGE_PROMPT_VERSION, SYSTEM
 from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
-from memeval.report.intervals import RunIntervals, run_intervals
-from memeval.report.numbers import DASH, ci, kpi_number, ms, number, pct
-from memeval.report.scorecard import COMPOSITE, PACK_HIT
-from memeval.report.stats import Spread
+from memeval.report.intervals import RunIntervals, headline_titles, run_intervals
+from memeval.report.numbers import DASH, ci, kpi_number, ms, number, pct, sample
+from memeval.report.scorecard import COMPOSITE
+from memeval.report.stats import Interval, Spread
 from memeval.report.tables import (
     AccuracyRow,
     accuracy_rows,
@@ -86,8 +86,8 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     if (overbilled := overbilling_note(report)) is not None:
         out += ["", f"**W{overbilled[1:]}.**"]
     sections = [
-        _headline(ci_, composite_title(report), report.partial),
-        _dimensions(report, ci_),
+        _headline(ci_, composite_title(report), report.partial, trials),
+        _dimensions(report, ci_, trials),
         _accuracy(report),
         _latency(report),
         _usage(report),
@@ -101,18 +101,14 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _headline(ci_: RunIntervals, composite: str, partial: bool = False) -> list[str]:
+def _headline(
+    ci_: RunIntervals, composite: str, partial: bool = False, trials: int = 1
+) -> list[str]:
     lines = []
-    titles = (
-        (COMPOSITE, composite[:1].upper() + composite[1:]),
-        (PACK_HIT, "Pack hit" + (" (partial)" if partial else "")),
-    )
-    for name, title in titles:
-        interval = ci_.intervals.get(name)
-        if interval is None or interval.value is None:
-            continue
-        line = f"- **{title} {pct(interval.value)}**"
-        line += f" (95% CI {ci(interval)}, n={interval.n})"
+    for name, title in headline_titles(ci_, composite, partial):
+        interval = ci_.intervals[name]
+        line = f"- **{title[:1].upper() + title[1:]} {pct(interval.value)}**"
+        line += f" (95% CI {ci(interval)}, {sample(interval, trials)})"
         if name in ci_.trials:
             line += f"; across trials {sd(ci_.trials[name])}"
         lines.append(line)
@@ -125,7 +121,7 @@ def _headline(ci_: RunIntervals, composite: str, partial: bool = False) -> list[
     return ["## Headline", "", *lines, "", note]
 
 
-def _dimensions(report: RunReport, ci_: RunIntervals) -> list[str]:
+def _dimensions(report: RunReport, ci_: RunIntervals, trials: int = 1) -> list[str]:
     if not any(c.kind == "fixture" for c in report.cases):
         return []
     header = ["dimension", "weight", "fixtures", "score", "95% CI"]
@@ -139,7 +135,7 @@ def _dimensions(report: RunReport, ci_: RunIntervals) -> list[str]:
         row = [
             shown,
             f"{weight:.2f}",
-            str(interval.n if interval else 0),
+            _fixtures(interval, trials),
             pct(interval.value if interval else None),
             ci(interval),
         ]
@@ -147,6 +143,15 @@ def _dimensions(report: RunReport, ci_: RunIntervals) -> list[str]:
             row.append(sd(ci_.trials.get(name)))
         rows.append(row)
     return ["## Dimensions", "", *table(header, rows)]
+
+
+def _fixtures(interval: Interval | None, trials: int) -> str:
+    """Fixtures, not fixture runs: "10 × 3 trials", never 30 for ten fixtures."""
+    if interval is None:
+        return "0"
+    if trials > 1 and interval.cases:
+        return f"{interval.cases} × {trials} trials"
+    return str(interval.n)
 
 
 _ACCURACY = [

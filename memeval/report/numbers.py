@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from memeval.report.stats import Interval
 from memeval.results import Kpi
 from memeval.scoring.kpis import NEEDS
-from memeval.summary import DASH, pct
+from memeval.summary import DASH, pct, plural
 
 __all__ = ["DASH", "pct"]  # every number's form, wherever it is defined
 
@@ -51,9 +51,19 @@ def number(value: float | None, unit: str) -> str:
 
 
 def ci(interval: Interval | None, unit: str = "share") -> str:
+    """The interval; n/a for a measured number none can be drawn for (one case of it)."""
+    if interval is not None and interval.value is not None and interval.low is None:
+        return NOT_APPLICABLE
     if interval is None or interval.low is None or interval.high is None:
         return DASH
     return f"{number(interval.low, unit)} – {number(interval.high, unit)}"
+
+
+def sample(interval: Interval, trials: int) -> str:
+    """What `n` is over: `n=30 (10 cases × 3 trials)`, so trials never pass for cases."""
+    if trials > 1 and interval.cases:
+        return f"n={interval.n} ({plural(interval.cases, 'case')} × {trials} trials)"
+    return f"n={interval.n}"
 
 
 def delta(value: float | None, unit: str) -> str:

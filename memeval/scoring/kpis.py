@@ -252,7 +252,10 @@ def records(t: Tally) -> list[Record]:
 
     def add(group: str, name: str, value: tuple[float | None, int], unit: str, better: str) -> None:
         number, n = value
-        out.append((group, name, None if number is None else round(number, 4), n, unit, better))
+        # Rounded only past any digit a report shows (float noise between sums taken in another
+        # order): at 4 places, 0.78249 was stored as 0.7825 and printed 0.783 beside 0.782.
+        value = None if number is None else round(number, 10)
+        out.append((group, name, value, n, unit, better))
 
     def mean(group: str, name: str, unit: str = "share", better: str = "higher") -> None:
         add(group, name, t.mean(name), unit, better)

@@ -208,4 +208,4 @@ def test_model_answers_count_over_probes_and_fixture_queries():
         scenario([probe(Phase.recall, True, 1, model_answer="x", model_ok=True)]),
     ]
     k = by_name(kpis(cases))["model_answer"]
-    assert (k.value, k.n) == (round(2 / 3, 4), 3)
+    assert (k.value, k.n) == (pytest.approx(2 / 3), 3)
