@@ -186,6 +186,14 @@ class Kpi(Model):
         return RENAMED_KPIS.get(value, value) if isinstance(value, str) else value
 
 
+class ModelUsed(Model):
+    """A model a run's scores depend on, and the prompt it was given: a score means nothing
+    without both."""
+
+    model: str
+    prompt_version: str
+
+
 class RunReport(Model):
     run_id: str
     label: str
@@ -222,6 +230,10 @@ class RunReport(Model):
     overbilled_usd_micros: int = Field(
         default=0, description="How much above their holds those calls were billed, in all."
     )
+    answerer: ModelUsed | None = Field(
+        default=None, description="The model that answered from the packs (--llm); None: none."
+    )
+    judge: ModelUsed | None = Field(default=None, description="The model that graded (--judge).")
 
     @property
     def overall_kpis(self) -> list[Kpi]:

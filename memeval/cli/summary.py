@@ -7,7 +7,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
+from memeval.report.caveats import (
+    composite_title,
+    infra_note,
+    models_note,
+    overbilling_note,
+    partial_note,
+)
 from memeval.report.compare import CompareReport, Comparison, Verdict
 from memeval.report.compare_markdown import (
     FLIP_HEADER,
@@ -60,7 +66,11 @@ def print_summary(report: RunReport, console: Console, elapsed_s: float | None =
         console.print(
             f"[yellow]{plural(len(bad), 'case')} not done, {len(report.missing)} missing[/]"
         )
-    notes = ((partial_note(report), "yellow"), (infra_note(report), "dim"))
+    notes = (
+        (models_note(report), "cyan"),
+        (partial_note(report), "yellow"),
+        (infra_note(report), "dim"),
+    )
     for note, style in (*notes, (overbilling_note(report), "red")):
         if note is not None:
             console.print(f"[{style}]{escape(note)}[/]", highlight=False)

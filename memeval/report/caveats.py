@@ -3,6 +3,7 @@ infrastructure trouble the run met on the way. One wording for the terminal, md 
 
 from __future__ import annotations
 
+from memeval.models import CHAT_MODEL, NOTE
 from memeval.results import RunReport
 from memeval.summary import plural, scope
 
@@ -34,6 +35,24 @@ def partial_note(report: RunReport, *, every: bool = False) -> str | None:
         f"partial: {len(report.unscored)} of {planned(report)} planned cases are not in the "
         f"score: {listed}"
     )
+
+
+def models_note(report: RunReport) -> str | None:
+    """Which model answered, under which prompt (and which judged), in every report of an
+    `--llm` run; with the stand-in chat model, that its answers measure the pack, not a model."""
+    if report.answerer is None:
+        return None
+    used = [f"answers by {report.answerer.model} (prompt {report.answerer.prompt_version})"]
+    if report.judge is not None:
+        used.append(f"graded by {report.judge.model} (prompt {report.judge.prompt_version})")
+    note = "; ".join(used)
+    stand_in = {CHAT_MODEL} & {report.answerer.model, report.judge and report.judge.model}
+    if stand_in:
+        note += (
+            f"; caveat: {CHAT_MODEL} answers with the pack line nearest the question, as the "
+            f"extractive answer does, so model_answer measures the pack, not a model ({NOTE})"
+        )
+    return note
 
 
 def infra_note(report: RunReport) -> str | None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 
 from memeval.llm.judge import JUDGE_PROMPT_VERSION, SYSTEM
-from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
+from memeval.report.caveats import (
+    composite_title,
+    infra_note,
+    models_note,
+    overbilling_note,
+    partial_note,
+)
 from memeval.report.intervals import RunIntervals, headline_titles, run_intervals
 from memeval.report.numbers import DASH, ci, kpi_number, ms, number, pct, sample
 from memeval.report.scorecard import COMPOSITE
@@ -78,6 +84,8 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
         + (f" over {trials} trials" if trials > 1 else "")
         + (f"; {len(report.missing)} missing." if report.missing else ".")
     )
+    if (used := models_note(report)) is not None:
+        out += ["", f"Model: {used}."]
     partial, infra = partial_note(report, every=True), infra_note(report)
     if partial is not None:
         out += ["", f"**P{partial[1:]}.** Resume the run to score them."]
