@@ -184,7 +184,15 @@ def _conclude(
     if end.stop in (None, Stop.interrupted, Stop.broker):
         print_summary(report, out, elapsed_s)
     if end.stop is Stop.interrupted:
-        out.print(f"[yellow]interrupted[/]: resume with `memeval run --resume {report.run_id}`")
+        resume = f"`memeval run --resume {report.run_id}`"
+        if end.unwritten:
+            out.print(
+                f"[yellow]interrupted while the reports were written[/]: some may be missing; "
+                f"{resume} writes them all",
+                highlight=False,
+            )
+        else:
+            out.print(f"[yellow]interrupted[/]: resume with {resume}", highlight=False)
         raise typer.Exit(INTERRUPTED)
     if end.error is not None:
         raise end.error

@@ -96,9 +96,7 @@ def execute(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> Ru
     except CreditsExhausted as exc:  # only in-process runs see it: workers store it as results
         return _stopped(store, planned, how, Stop.credits, credits_out(str(exc), run_id))
     report = finalize(store, run_id)
-    if how.outputs is not None:
-        how.outputs.write(report, planned.label, how.console)
-    return RunEnd(report=report)
+    return _written(store, planned, how, RunEnd(report=report))
 
 
 def _stopped(
@@ -109,9 +107,21 @@ def _stopped(
     error: MemevalError | None = None,
 ) -> RunEnd:
     report = finalize(store, planned.run_id, RunStatus.interrupted)
-    if how.outputs is not None:
-        how.outputs.write(report, planned.label, how.console)
-    return RunEnd(report=report, stop=stop, error=error)
+    return _written(store, planned, how, RunEnd(report=report, stop=stop, error=error))
+
+
+def _written(store: Store, planned: PlannedRun, how: Execution, end: RunEnd) -> RunEnd:
+    """The run's reports written. Ctrl-C while they are (a large suite's take seconds) leaves
+    the run `interrupted`, never `finished` without its reports: each file is whole or absent,
+    and `memeval run --resume` writes them all."""
+    if how.outputs is None:
+        return end
+    try:
+        how.outputs.write(end.report, planned.label, how.console)
+    except KeyboardInterrupt:
+        store.finish_run(planned.run_id, RunStatus.interrupted)
+        return RunEnd(report=end.report, stop=Stop.interrupted, error=end.error, unwritten=True)
+    return end
 
 
 def _run(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> None:

@@ -37,6 +37,7 @@ class RunEnd(BaseModel):
     report: RunReport
     stop: Stop | None = None
     error: MemevalError | None = None
+    unwritten: bool = False  # stopped while the reports were written: some may be missing
 
 
 def credits_out(reason: str, run_id: str, skipped: int | None = None) -> CreditsOut:
