@@ -33,6 +33,12 @@ BENCHMARKS: dict[str, tuple[Callable[[Path], list[Scenario]], tuple[Pin, ...]]] 
 }
 
 
+def is_benchmark(suite: str) -> bool:
+    """Whether a run's suite is a benchmark read at run time (`locomo:PATH`), as stored."""
+    name, colon, _ = suite.partition(":")
+    return bool(colon) and name in BENCHMARKS
+
+
 def parse(spec: str) -> tuple[str, Path] | None:
     """`NAME:PATH` for a known benchmark name, else None (an ordinary suite spec)."""
     name, colon, rest = spec.partition(":")

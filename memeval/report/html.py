@@ -17,6 +17,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from memeval.importers.sources import is_benchmark
 from memeval.report.caveats import (
     composite_title,
     infra_note,
@@ -121,7 +122,9 @@ def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
     headline = [
         {"name": name, "title": title, **interval(name), **shown(name)}
         | {"spread": spread.model_dump() if (spread := ci.trials.get(name)) else None}
-        for name, title in headline_titles(ci, composite_title(report), report.partial)
+        for name, title in headline_titles(
+            ci, composite_title(report), report.partial, benchmark=is_benchmark(report.suite)
+        )
     ]
     dimensions = [
         {"name": name, "weight": weight, **interval(name), **shown(name)}

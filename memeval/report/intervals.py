@@ -79,13 +79,14 @@ def run_intervals(
 
 
 def headline_titles(
-    ci_: RunIntervals, composite: str, partial: bool = False
+    ci_: RunIntervals, composite: str, partial: bool = False, *, benchmark: bool = False
 ) -> list[tuple[str, str]]:
-    """(name, title) of the numbers a report leads with: the composite, then evidence recall
-    where probes name their evidence (LoCoMo: what the benchmark measures, one per question),
-    else pack hit over both phases. Only those the run measured."""
+    """(name, title) of the numbers a report leads with: the composite, then, for a benchmark
+    read at run time (`locomo:PATH`), its evidence recall, which is what the benchmark
+    measures, one per question; else pack hit over both phases. Only those the run measured."""
     mark = " (partial)" if partial else ""
-    second = (EVIDENCE, "evidence recall") if _measured(ci_, EVIDENCE) else (PACK_HIT, "pack hit")
+    evidence = benchmark and _measured(ci_, EVIDENCE)
+    second = (EVIDENCE, "evidence recall") if evidence else (PACK_HIT, "pack hit")
     titles = [(COMPOSITE, composite), (second[0], second[1] + mark)]
     return [(name, title) for name, title in titles if _measured(ci_, name)]
 

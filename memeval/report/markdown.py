@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from memeval.importers.sources import is_benchmark
 from memeval.llm.judge import JUDGE_PROMPT_VERSION, SYSTEM
 from memeval.report.caveats import (
     composite_title,
@@ -94,7 +95,7 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     if (overbilled := overbilling_note(report)) is not None:
         out += ["", f"**W{overbilled[1:]}.**"]
     sections = [
-        _headline(ci_, composite_title(report), report.partial, trials),
+        _headline(ci_, composite_title(report), report.partial, trials, is_benchmark(report.suite)),
         _dimensions(report, ci_, trials),
         _accuracy(report),
         _latency(report),
@@ -110,10 +111,14 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
 
 
 def _headline(
-    ci_: RunIntervals, composite: str, partial: bool = False, trials: int = 1
+    ci_: RunIntervals,
+    composite: str,
+    partial: bool = False,
+    trials: int = 1,
+    benchmark: bool = False,
 ) -> list[str]:
     lines = []
-    for name, title in headline_titles(ci_, composite, partial):
+    for name, title in headline_titles(ci_, composite, partial, benchmark=benchmark):
         interval = ci_.intervals[name]
         line = f"- **{title[:1].upper() + title[1:]} {pct(interval.value)}**"
         line += f" (95% CI {ci(interval)}, {sample(interval, trials)})"

@@ -77,6 +77,14 @@ def test_the_locomo_headline_is_evidence_recall(tmp_path):
     assert done.returncode == 0, done.stderr
     headline = _section(md.read_text(), "Headline")
     assert "**Evidence recall" in headline and "Pack hit" not in headline
+    # The built-in scenarios name their evidence too, but lead with pack hit, as documented.
+    done = run_cli_here(
+        "run", "--in-process", "--only", "lifecycle/conflicts", "--md", str(md),
+        "--out", str(tmp_path / "b"), cwd=tmp_path,
+        env={"MEMEVAL_DATABASE_URL": f"sqlite:///{tmp_path / 'memeval.db'}"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "**Pack hit" in _section(md.read_text(), "Headline")
 
 
 @pytest.fixture(scope="module")
