@@ -84,9 +84,8 @@ def run(
 
     Exit codes: 0 all cases done, 1 some case errored, lost or missing, 2 bad input,
     3 composite below --fail-under, 4 regression against --fail-on-regression, 5 the model
-    budget was reached (the calls it could not pay for are skipped; `--resume RUN_ID
-    --budget-usd LARGER` answers them), 6 the engine's credits ran out (402), 130 interrupted.
-    """
+    budget was reached (`--resume RUN --budget-usd LARGER` answers the calls it skipped),
+    6 the engine's credits ran out (402), 130 interrupted."""
     began = time.monotonic()
     flags = RunFlags.model_validate(ctx.params)
     stop_gently_on_sigterm()
