@@ -13,6 +13,7 @@ from memeval.engines.registry import with_options
 from memeval.evaluation.models import DEFAULT_MODEL, ModelOptions
 from memeval.evaluation.outputs import Outputs
 from memeval.evaluation.planning import RunRequest
+from memeval.llm.judge import JudgeMode
 from memeval_farm.embedded import Pool
 
 Engine = Annotated[
@@ -59,11 +60,19 @@ Llm = Annotated[
 ]
 Model = Annotated[str | None, typer.Option(help="The answering model.", show_default=DEFAULT_MODEL)]
 Judge = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         help="With --llm: this model grades every answer against the gold one, on the "
-        "same budget (KPI judge_answer; prompt judge-v1).",
+        "same budget (KPI judge_answer; prompts judge-v2). Repeat for a majority of judges.",
         metavar="MODEL",
+    ),
+]
+JudgeModeOption = Annotated[
+    JudgeMode,
+    typer.Option(
+        "--judge-mode",
+        help="strict: the same fact; lenient: any answer on the right topic, as Mem0's "
+        "published evaluation grades.",
     ),
 ]
 MaxTokens = Annotated[int | None, typer.Option(help="Completion cap per answer.")]
@@ -98,7 +107,8 @@ class RunFlags(BaseModel):
     md_path: Path | None
     llm: bool
     model: str | None
-    judge: str | None
+    judge: list[str] | None
+    judge_mode: JudgeMode = JudgeMode.strict
     base_url: str | None
     max_tokens: int | None
     budget_usd: float | None
@@ -109,7 +119,7 @@ class RunFlags(BaseModel):
     fail_under: float | None
     fail_on_regression: str | None
 
-    @field_validator("only", "dimension", "price", "rate", mode="before")
+    @field_validator("only", "dimension", "price", "rate", "judge", mode="before")
     @classmethod
     def _unset_is_none(cls, value: object) -> object:
         """Click reports a repeatable option given no times as `()`; typer passes None."""
@@ -133,7 +143,8 @@ class RunFlags(BaseModel):
         return ModelOptions(
             llm=self.llm,
             model=self.model,
-            judge=self.judge,
+            judge=self.judge or [],
+            judge_mode=self.judge_mode,
             base_url=self.base_url,
             max_tokens=self.max_tokens,
             prices=self.price or [],
