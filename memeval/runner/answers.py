@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memeval.engines.types import QueryResult
 from memeval.llm.grading import (
     answerable_probe,
     answerable_query,
     grade_query,
-    hits_pack,
     query_question,
 )
 from memeval.llm.judging import apply, judge_probe
@@ -62,11 +60,12 @@ async def _judge(probe: Probe, result: ProbeResult, ctx: CaseContext) -> None:
     apply(judged, result)
 
 
-async def answer_query(query: Query, found: QueryResult, log: QueryLog, ctx: CaseContext) -> None:
+async def answer_query(query: Query, pack: str, log: QueryLog, ctx: CaseContext) -> None:
+    """`pack`: the hits as a model is shown them (`hits_pack`), kept on the log."""
     if not answerable_query(query):
         return
-    log.pack = hits_pack(found)
-    reply = await _ask(query_question(query), log.pack, ctx)
+    log.pack = pack
+    reply = await _ask(query_question(query), pack, ctx)
     if reply is not None:
         log.model_answer = reply.text
         log.model_ok = grade_query(reply.text, query)
