@@ -53,8 +53,15 @@ Items = Callable[[CaseResult], Iterator[float]]
 """The numbers one case contributes to a mean or share KPI: a flag (0/1) or a score each."""
 
 
+APART = "reported:apart"
+"""A probe tag (LoCoMo's adversarial category by default): the probe counts under its other
+tags' KPIs, never in the run's overall numbers, as published tables leave it out."""
+
+
 def _scored(c: CaseResult) -> list[ProbeResult]:
-    return [p for p in c.probes if p.scored] if c.kind == "scenario" else []
+    if c.kind != "scenario":
+        return []
+    return [p for p in c.probes if p.scored and APART not in p.tags]
 
 
 def _tagged(tag: str, c: CaseResult) -> list[ProbeResult]:
@@ -326,12 +333,14 @@ def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
     evidence recall, and a row of empty numbers per tag would bury the ones that exist. They
     stay out of the scorecard, which compares and gates on the overall numbers."""
     done = [c for c in cases if c.status is CaseStatus.done and c.kind == "scenario"]
-    tags = sorted({t for c in done for p in _scored(c) for t in p.tags})
+    tags = sorted({t for c in done for p in c.probes if p.scored for t in p.tags})
     out: list[Kpi] = []
     for tag in tags:
-        # A case cut down to the tag's probes: the tag KPIs read probes alone.
+        # A case cut down to the tag's probes: the tag KPIs read probes alone, those reported
+        # apart included.
         views = [
-            c.model_copy(update={"probes": [p for p in c.probes if tag in p.tags]}) for c in done
+            c.model_copy(update={"probes": [_counted(p) for p in c.probes if tag in p.tags]})
+            for c in done
         ]
         out += [
             _kpi(r, tag)
@@ -339,3 +348,9 @@ def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
             if r[1] in TAG_KPIS and r[0] == "accuracy" and r[2] is not None
         ]
     return out
+
+
+def _counted(p: ProbeResult) -> ProbeResult:
+    if APART not in p.tags:
+        return p
+    return p.model_copy(update={"tags": [t for t in p.tags if t != APART]})
