@@ -68,6 +68,7 @@ class ProbeResult(Model):
     status: CheckStatus = CheckStatus.passed
     hit: bool = False
     rank: int | None = None  # 1-based unit of the first expected string; None when absent
+    hit_rank: int | None = None  # 1-based unit by which every expected string has appeared
     fresh_first: bool | None = None  # None when the probe has no stale values
     stale_first: bool | None = None
     leaked: list[str] = Field(default_factory=list)

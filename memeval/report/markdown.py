@@ -22,6 +22,7 @@ from memeval.report.tables import (
     tag_rows,
     usage,
 )
+from memeval.report.triple import run_lines
 from memeval.results import RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
 
@@ -77,6 +78,7 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
         + (f" over {trials} trials" if trials > 1 else "")
         + (f"; {len(report.missing)} missing." if report.missing else ".")
     )
+    out += ["", *(f"**{text}**" for text in run_lines(report.engine, report.kpis))]
     partial, infra = partial_note(report, every=True), infra_note(report)
     if partial is not None:
         out += ["", f"**P{partial[1:]}.** Resume the run to score them."]

@@ -80,6 +80,24 @@ def _quiet(c: CaseResult) -> list[bool]:
     return [q.conflicts > q.acceptable_conflicts for q in c.queries]
 
 
+def _ranked(c: CaseResult) -> list[ProbeResult]:
+    """Probes hit@k speaks of: those expecting strings, stored with the rank of the last one
+    (a result stored before `hit_rank` existed says nothing, and is left out)."""
+    return [
+        p for p in _scored(c) if p.expect and not p.abstain and not (p.hit and p.hit_rank is None)
+    ]
+
+
+def _hit_within(p: ProbeResult, k: int) -> bool:
+    return p.hit_rank is not None and p.hit_rank <= k
+
+
+def _answered_right(p: ProbeResult) -> bool:
+    """The model's answer where a model answered, else the extractive one: the right answers
+    a pack's tokens bought."""
+    return bool(p.model_ok) if p.model_answer is not None else p.extractive_ok
+
+
 def _in_pack(p: ProbeResult) -> bool:
     return any(a.casefold() in p.pack.casefold() for a in p.accept)
 
@@ -93,6 +111,8 @@ MEANS: dict[str, Items] = {
     "pack_hit_synthesis": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.synthesis),
     "pack_hit": lambda c: (p.hit for p in _scored(c)),
     "mrr": lambda c: (p.rr for p in _scored(c)),
+    "hit_at_1": lambda c: (_hit_within(p, 1) for p in _ranked(c)),
+    "hit_at_3": lambda c: (_hit_within(p, 3) for p in _ranked(c)),
     "extractive_answer": lambda c: (p.extractive_ok for p in _scored(c)),
     # Fixtures are answered through their queries, scenarios through their probes: both
     # count, or a model sweep over fixtures would compare the models on cost alone.
@@ -133,6 +153,8 @@ COUNTS: dict[str, Callable[[CaseResult], float]] = {
     "scenarios": lambda c: float(c.kind == "scenario"),
     "beliefs_built": lambda c: float(c.beliefs_built if c.kind == "scenario" else 0),
     "correct": lambda c: float(sum(p.hit for p in _scored(c)) + sum(ch.ok for ch in c.checks)),
+    "answers_right": lambda c: float(sum(_answered_right(p) for p in _scored(c))),
+    "probe_tokens": lambda c: float(sum(p.pack_tokens for p in _scored(c))),
 }
 """Sums over the cases that ran to the end."""
 
@@ -249,6 +271,8 @@ def records(t: Tally) -> list[Record]:
     def mean(group: str, name: str, unit: str = "share", better: str = "higher") -> None:
         add(group, name, t.mean(name), unit, better)
 
+    for name in ("hit_at_1", "hit_at_3"):  # first: they separate engines that pack hit does not
+        mean("accuracy", name)
     for name in ("pack_hit_recall", "pack_hit"):
         mean("accuracy", name)
     mean("accuracy", "mrr", "score")
@@ -282,6 +306,9 @@ def records(t: Tally) -> list[Record]:
     spend = t.engine_spend()
     engine_usd = None if spend is None else spend.usd_micros / 1e6
     correct = int(t.count("correct"))
+    right = int(t.count("answers_right"))
+    per_right = t.count("probe_tokens") / right if right else None
+    add("cost", "tokens_per_correct", (per_right, right), "tokens", "lower")
     add("cost", "engine_usd", (engine_usd, t.spent), "usd", "lower")
     add("cost", "answerer_usd", (t.answerer_usd, t.spent), "usd", "lower")
     per = ((engine_usd or 0.0) + t.answerer_usd) / correct if correct else None
@@ -313,6 +340,8 @@ def kpis_of(t: Tally) -> list[Kpi]:
 
 
 TAG_KPIS = (
+    "hit_at_1",
+    "hit_at_3",
     "pack_hit",
     "mrr",
     "extractive_answer",

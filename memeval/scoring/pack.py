@@ -165,6 +165,16 @@ def fresh_first(lines: list[str], probe: Probe) -> tuple[bool | None, bool | Non
     return is_fresh, is_stale
 
 
+def hit_rank(lines: list[str], probe: Probe) -> int | None:
+    """How many leading units a reader needs to see every expected string: hit@k is this
+    within k. A pack that holds the whole tenant hits, but late; this is what tells it apart
+    from one that puts the answer first."""
+    if not probe.expect:
+        return None
+    ranks = [rank(lines, e, probe.match) for e in probe.expect]
+    return None if any(r is None for r in ranks) else max(r for r in ranks if r is not None)
+
+
 def captured(derived: list[str], probe: Probe) -> bool:
     """Some fact or belief the engine derived holds every expected string."""
     return any(all(contains(text, e, probe.match) for e in probe.expect) for text in derived)
@@ -192,6 +202,7 @@ def score_pack(
             "hit": hit,
             "abstained": (abstained or not lines) if probe.abstain else None,
             "rank": rank(lines, probe.expect[0], m) if probe.expect else None,
+            "hit_rank": hit_rank(lines, probe),
             "fresh_first": is_fresh,
             "stale_first": is_stale,
             "leaked": [f for f in probe.forbidden if contains(markdown, f, m)],
