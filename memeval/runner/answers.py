@@ -13,6 +13,7 @@ from memeval.llm.grading import (
     answerable_probe,
     answerable_query,
     grade_query,
+    probe_question,
     query_question,
 )
 from memeval.llm.judging import apply, judge_probe
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 async def answer_probe(probe: Probe, result: ProbeResult, ctx: CaseContext) -> None:
     if not answerable_probe(probe):
         return
-    reply = await _ask(probe.question, result.pack, ctx)
+    reply = await _ask(probe_question(probe), result.pack, ctx)
     if reply is not None:
         result.model_answer = reply.text
         result.model_ok = grade_answer(reply.text, probe)

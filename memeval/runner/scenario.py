@@ -201,7 +201,7 @@ async def _ask(
 ) -> Pack:
     """One probe is one lifecycle call, chosen by its `via`."""
     tenant = ctx.tenant(probe.tenant)
-    at = scenario.probe_end
+    at = probe.as_of or scenario.probe_end  # `as_of`: the question is asked as at that moment
     watch = ctx.watch
     log = scenario.logs(probe)
     if isinstance(engine, OracleEngine):  # the one engine told the answer's writes
