@@ -9,27 +9,23 @@ budget leaves something `--resume` finishes.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import BaseModel
 from rich.console import Console
 
 from memeval.cli import run_options as opt
 from memeval.cli.options import BaseUrl, ModelTimeout, Prices, Rates
+from memeval.cli.run_options import ModelFlags
 from memeval.cli.summary import print_summary
 from memeval.errors import UsageError
 from memeval.evaluation.models import (
-    DEFAULT_MODEL,
-    ModelOptions,
     ModelPlan,
     paid_so_far,
     plan_models,
     shared_in_process,
 )
 from memeval.evaluation.outcome import only_budget_stopped, unfinished
-from memeval.evaluation.outputs import Outputs
 from memeval.evaluation.planning import resumed_budget
 from memeval.evaluation.store import usable_store
 from memeval.llm.answer import PaidCalls
@@ -60,36 +56,10 @@ Resume = Annotated[
 ]
 
 
-class AnswerFlags(BaseModel):
+class AnswerFlags(ModelFlags):
     source: str | None
     resume: str | None
-    model: str | None
-    judge: list[str] | None
-    judge_mode: JudgeMode
-    base_url: str | None
-    max_tokens: int | None
-    budget_usd: float | None
-    price: list[str] | None
-    rate: list[str] | None
-    model_timeout: float | None
     label: str | None
-    out_dir: Path | None
-    json_path: Path | None
-    md_path: Path | None
-
-    def models(self) -> ModelOptions:
-        return ModelOptions(
-            llm=True,
-            model=self.model or DEFAULT_MODEL,
-            judge=self.judge or [],
-            judge_mode=self.judge_mode,
-            base_url=self.base_url,
-            max_tokens=self.max_tokens,
-            prices=self.price or [],
-            rates=self.rate or [],
-            budget_usd=self.budget_usd,
-            model_timeout=self.model_timeout,
-        )
 
 
 def answer_command(
@@ -180,9 +150,7 @@ def _plan(flags: AnswerFlags, store: Store) -> tuple[AnswerPlan, ModelPlan]:
 def _close(store: Store, plan: AnswerPlan, flags: AnswerFlags, status: RunStatus) -> None:
     report = finalize(store, plan.run_id, status)
     record = require_run(store, plan.run_id)
-    Outputs(out_dir=flags.out_dir, json_path=flags.json_path, md_path=flags.md_path).write(
-        report, record.label, out
-    )
+    flags.outputs().write(report, record.label, out)
     print_summary(report, out)
     out.print(f"answered from {plan.source} without calling its engine: run {plan.run_id}")
     if status is RunStatus.interrupted:

@@ -11,12 +11,12 @@ from pydantic import ValidationError
 from memeval.engines.full_context import Entry, FullContextEngine
 from memeval.engines.naive import NaiveEngine
 from memeval.engines.types import Capability, Hit, Pack, QueryResult, TurnContext
-from memeval.results import CheckStatus, Phase, ProbeResult
+from memeval.results import CheckStatus
 from memeval.scoring.checks import score_check
-from memeval.scoring.pack import grade_answer, score_pack
+from memeval.scoring.pack import grade_answer
 from memeval.suites.fixture import Check, Query
 from memeval.suites.scenario import Probe
-from tests.format.helpers import run, scenario
+from tests.format.helpers import run, scenario, scored_probe
 
 EVERYTHING = frozenset(Capability)
 
@@ -77,19 +77,6 @@ def test_a_source_among_the_top_n():
     assert status(among, *filler, cited) is CheckStatus.failed  # fourth: out of the top 3
 
 
-def probe_result(probe: Probe, markdown: str) -> ProbeResult:
-    empty = ProbeResult(
-        probe=probe.id,
-        phase=Phase.recall,
-        via="ask",
-        style="lexical",
-        scored=True,
-        question=probe.question,
-        expect=probe.expect,
-    )
-    return score_pack(probe, markdown, empty)
-
-
 def test_a_match_mode_per_expected_string():
     probe = Probe(
         id="v",
@@ -98,10 +85,10 @@ def test_a_match_mode_per_expected_string():
         expect=["4.1", "Helix"],
         matches={"4.1": "number"},
     )
-    assert probe_result(probe, "# P\n\n- version 4.1 with Helix\n").hit
-    assert not probe_result(probe, "# P\n\n- version 0.4.1 with Helix\n").hit
+    assert scored_probe(probe, "# P\n\n- version 4.1 with Helix\n").hit
+    assert not scored_probe(probe, "# P\n\n- version 0.4.1 with Helix\n").hit
     plain = probe.model_copy(update={"matches": {}})
-    assert probe_result(plain, "# P\n\n- version 0.4.1 with Helix\n").hit  # substring is fooled
+    assert scored_probe(plain, "# P\n\n- version 0.4.1 with Helix\n").hit  # substring is fooled
     with pytest.raises(ValidationError, match="matches"):
         Probe(id="x", question="q?", style="lexical", expect=["a"], matches={"b": "word"})
 
@@ -116,12 +103,12 @@ def test_a_stale_value_read_as_a_claim():
         stale_as="claim",
     )
     outdated = "# P\n\n- Dana no longer uses vim.\n- Dana uses Helix.\n"
-    assert probe_result(probe, outdated).fresh_first is True
+    assert scored_probe(probe, outdated).fresh_first is True
     assert grade_answer("Helix; she no longer uses vim", probe)
     as_string = probe.model_copy(update={"stale_as": "string"})
-    assert probe_result(as_string, outdated).stale_first is True
+    assert scored_probe(as_string, outdated).stale_first is True
     current = "# P\n\n- Dana uses vim.\n- Dana uses Helix.\n"
-    assert probe_result(probe, current).stale_first is True  # presented as current: stale
+    assert scored_probe(probe, current).stale_first is True  # presented as current: stale
 
 
 def test_an_abstain_probe_passes_without_a_model_when_no_wrong_answer_is_recalled():
@@ -133,10 +120,10 @@ def test_an_abstain_probe_passes_without_a_model_when_no_wrong_answer_is_recalle
         forbidden=["Rex"],
         abstain_by="no_forbidden",
     )
-    assert probe_result(probe, "# P\n\n- Dana owns a dog called Rex.\n").hit is False
-    assert probe_result(probe, "# P\n\n- Dana likes hiking.\n").hit is True
+    assert scored_probe(probe, "# P\n\n- Dana owns a dog called Rex.\n").hit is False
+    assert scored_probe(probe, "# P\n\n- Dana likes hiking.\n").hit is True
     default = probe.model_copy(update={"abstain_by": "empty"})
-    assert probe_result(default, "# P\n\n- Dana likes hiking.\n").hit is False
+    assert scored_probe(default, "# P\n\n- Dana likes hiking.\n").hit is False
     with pytest.raises(ValidationError, match="abstain_by"):
         Probe(id="x", question="q?", style="lexical", expect=["a"], abstain_by="no_forbidden")
 

@@ -4,27 +4,18 @@ that holds the whole tenant, where pack hit cannot; and the triple each summary 
 from __future__ import annotations
 
 from memeval.report.triple import line, triple
-from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult
+from memeval.results import CaseResult, CaseStatus, ProbeResult
 from memeval.scoring.kpis import kpis
-from memeval.scoring.pack import score_pack
 from memeval.suites.scenario import Probe
+from tests.format.helpers import scored_probe
 
 PROBE = Probe(id="p", question="Which port does billing use?", style="lexical", expect=["8443"])
 FILLER = [f"- note {n} about the weather and lunch plans" for n in range(20)]
 
 
 def scored(lines: list[str]) -> ProbeResult:
-    empty = ProbeResult(
-        probe="p",
-        phase=Phase.recall,
-        via="ask",
-        style="lexical",
-        scored=True,
-        question=PROBE.question,
-        expect=PROBE.expect,
-    )
     markdown = "# Pack\n\n" + "\n".join(lines) + "\n"
-    result = score_pack(PROBE, markdown, empty)
+    result = scored_probe(PROBE, markdown)
     result.pack_tokens = len(markdown) // 4
     return result
 
@@ -57,7 +48,7 @@ def test_pack_hit_ties_where_hit_at_k_and_tokens_per_correct_do_not():
 
 def test_a_pack_missing_an_expected_string_has_no_hit_rank():
     probe = PROBE.model_copy(update={"expect": ["8443", "Priya"]})
-    result = score_pack(probe, "# P\n\n- port 8443\n", scored(["- x"]))
+    result = scored_probe(probe, "# P\n\n- port 8443\n")
     assert result.hit_rank is None and not result.hit
 
 
