@@ -27,7 +27,6 @@ drives the SDK against the same fake this adapter is tested on.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -35,7 +34,6 @@ from pydantic_settings import SettingsConfigDict
 
 from memeval.engines.adapters import hosted_writes as hw
 from memeval.engines.adapters.cortex_scope import tenant_id
-from memeval.engines.adapters.packs import pack_of
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError
@@ -44,10 +42,8 @@ from memeval.engines.types import (
     Capability,
     Hit,
     MemoryItem,
-    Pack,
     QueryResult,
     Turn,
-    TurnContext,
 )
 
 SDK = "supermemory 5.0.1"
@@ -126,7 +122,7 @@ class _Found(_Reply):
     results: list[_Result]
 
 
-class SupermemoryEngine(RemoteEngine):
+class SupermemoryEngine(hw.SearchPacks, RemoteEngine):
     name = "supermemory"
     settings_model = SupermemorySettings
     verified_against = f"{SDK} (Supermemory, AsyncSupermemory) and the v5 API reference"
@@ -219,11 +215,10 @@ class SupermemoryEngine(RemoteEngine):
             if exc.status != 404:  # a namespace never written to has nothing to delete
                 raise
 
-    # ---- lifecycle face -------------------------------------------------------------------
+    async def recall(self, tenant: str, text: str) -> list[str]:
+        return [r.text for r in await self._search(tenant, text, PACK_K)]
 
-    async def _pack(self, tenant: str, title: str, text: str) -> Pack:
-        found = await self._search(tenant, text, PACK_K) if text.strip() else []
-        return pack_of(title, [r.text for r in found])
+    # ---- lifecycle face -------------------------------------------------------------------
 
     async def ingest(self, tenant: str, item: MemoryItem) -> str:
         text = f"{item.title}: {item.text}" if item.title else item.text
@@ -250,29 +245,6 @@ class SupermemoryEngine(RemoteEngine):
             await self._turn(tenant, write, agent, thread, turn)
             for write, turn in zip(hw.item_ids(len(turns)), turns, strict=True)
         ]
-
-    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
-        pack = await self._pack(tenant, "Context for the reply", ctx.turn.text)
-        if ctx.log:
-            await self.post_turn(tenant, ctx.agent, ctx.thread, ctx.turn)
-        return pack
-
-    async def start_session(
-        self,
-        tenant: str,
-        agent: str,
-        thread: str | None,
-        focus: str | None,
-        at: datetime,
-        question: str | None = None,
-    ) -> Pack:
-        return await self._pack(tenant, "Session start", question or focus or thread or "")
-
-    async def recall_for_compaction(
-        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
-    ) -> Pack:
-        query = " ".join(t.text for t in dropped)
-        return await self._pack(tenant, "Carried over from the compacted turns", query)
 
     async def list(self, tenant: str) -> list[str]:
         """Writes whose document Supermemory reports `done`; a failed one is never listed, so

@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import defaultdict
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -40,7 +39,6 @@ from pydantic_settings import SettingsConfigDict
 
 from memeval.engines.adapters import hosted_writes as hw
 from memeval.engines.adapters.cortex_scope import tenant_id
-from memeval.engines.adapters.packs import pack_of
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError
@@ -50,10 +48,8 @@ from memeval.engines.types import (
     Capability,
     Hit,
     MemoryItem,
-    Pack,
     QueryResult,
     Turn,
-    TurnContext,
 )
 
 SDK = "zep-cloud 4.0.1"
@@ -120,7 +116,7 @@ class _Deleted(_Reply):
     task: _Task
 
 
-class ZepEngine(RemoteEngine):
+class ZepEngine(hw.SearchPacks, RemoteEngine):
     name = "zep"
     settings_model = ZepSettings
     scheme = "Api-Key"
@@ -293,11 +289,10 @@ class ZepEngine(RemoteEngine):
             raise
         await self._wait(parse(_Deleted, gone, self.name).task.uuid, f"deletion of {tenant}")
 
-    # ---- lifecycle face -------------------------------------------------------------------
+    async def recall(self, tenant: str, text: str) -> list[str]:
+        return [e.fact for e in await self._search(tenant, text, PACK_K)]
 
-    async def _pack(self, tenant: str, title: str, text: str) -> Pack:
-        found = await self._search(tenant, text, PACK_K) if text.strip() else []
-        return pack_of(title, [e.fact for e in found])
+    # ---- lifecycle face -------------------------------------------------------------------
 
     async def ingest(self, tenant: str, item: MemoryItem) -> str:
         write = hw.write_id()
@@ -322,29 +317,6 @@ class ZepEngine(RemoteEngine):
             chunk = items[start : start + MAX_MESSAGES]
             await self._messages(tenant, thread, f"{chunk[0][0]}+{len(chunk)}", chunk)
         return writes
-
-    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
-        pack = await self._pack(tenant, "Context for the reply", ctx.turn.text)
-        if ctx.log:
-            await self.post_turn(tenant, ctx.agent, ctx.thread, ctx.turn)
-        return pack
-
-    async def start_session(
-        self,
-        tenant: str,
-        agent: str,
-        thread: str | None,
-        focus: str | None,
-        at: datetime,
-        question: str | None = None,
-    ) -> Pack:
-        return await self._pack(tenant, "Session start", question or focus or thread or "")
-
-    async def recall_for_compaction(
-        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
-    ) -> Pack:
-        query = " ".join(t.text for t in dropped)
-        return await self._pack(tenant, "Carried over from the compacted turns", query)
 
     async def list(self, tenant: str) -> list[str]:
         """Writes whose task has succeeded; a write whose task failed is never listed, so the
