@@ -17,6 +17,7 @@ from memeval.engines.base import CreditsExhausted, EngineUnavailable
 from memeval.engines.idempotency import write_key
 from memeval.engines.registry import describe
 from memeval.engines.types import MemoryItem, TurnContext
+from memeval.errors import UsageError
 from memeval.results import CaseStatus
 from tests.adapters.builtin_suite import run_builtin_suite
 from tests.adapters.conftest import engine_at, run
@@ -97,6 +98,7 @@ def test_sdk_same_id_same_content_is_a_duplicate_new_content_appends(fake):
 
 
 def test_sdk_reads_the_fakes_errors(fake):
+    from supermemory import Supermemory
     from supermemory._compat import APITimeoutError
     from supermemory.core.api_error import ApiError
     from supermemory.errors import (
@@ -109,7 +111,7 @@ def test_sdk_reads_the_fakes_errors(fake):
     server, url = fake
     client = sdk(url, max_retries=0)
     with pytest.raises(UnauthorizedError):
-        sdk(url).__class__(api_key="wrong", base_url=url).search("u", query="x")
+        Supermemory(api_key="wrong", base_url=url).search("u", query="x")
     with pytest.raises(BadRequestError):
         client.add("u", content="")
     with pytest.raises(NotFoundError):
@@ -274,7 +276,10 @@ def test_a_locomo_conversation_stores_every_turn_once(fake, tmp_path: Path):
     assert sorted(stored) == sorted(turn_ids)  # every turn once, none twice
 
 
-def test_engines_listing_names_supermemory_with_its_capabilities():
+def test_engines_listing_names_supermemory_and_its_key_comes_only_from_the_environment(fake):
+    _server, url = fake
+    with pytest.raises(UsageError, match="secret"):
+        engine_at("supermemory", url, "api_key=sm-in-a-reference")
     row = next(r for r in describe() if r.name == "supermemory")
     assert row.verified_against.startswith("supermemory 5.0.1")
     assert "lifecycle" in (row.capabilities or [])

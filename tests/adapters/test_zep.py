@@ -18,6 +18,7 @@ from memeval.engines.base import CreditsExhausted, EngineUnavailable
 from memeval.engines.idempotency import write_key
 from memeval.engines.registry import describe
 from memeval.engines.types import MemoryItem, TurnContext
+from memeval.errors import UsageError
 from memeval.results import CaseStatus
 from tests.adapters.builtin_suite import run_builtin_suite
 from tests.adapters.conftest import engine_at, run
@@ -269,6 +270,23 @@ def test_errors_401_402_404_429_5xx_and_timeouts(fake, monkeypatch):
     assert "ZEP_API_KEY" in refused.value.fix and "zep-wrong" not in str(refused.value)
 
 
+def test_two_workers_writing_for_one_tenant_share_its_zep_user(fake):
+    server, url = fake
+    first, second = engine_at("zep", url, QUICK), engine_at("zep", url, QUICK)
+
+    async def calls():
+        await first.ingest("t", MemoryItem(id="a", text="Boats float."))
+        await second.ingest("t", MemoryItem(id="b", text="Oars row."))  # 409, then lookup
+        await asyncio.sleep(0.15)
+        found = await second.query("t", "boats oars")
+        await first.close()
+        await second.close()
+        return found
+
+    assert len(run(calls()).hits) == 2 and len(server.users) == 1
+    assert server.wire.calls("/users/lookup")
+
+
 def test_preflight_passes_with_a_good_key(fake):
     server, url = fake
     run(engine_at("zep", url).preflight())
@@ -300,7 +318,10 @@ def test_a_locomo_conversation_stores_every_turn_once(fake, tmp_path: Path):
     assert sorted(stored) == sorted(turn_ids)  # every turn once, none twice
 
 
-def test_engines_listing_names_zep_with_its_capabilities():
+def test_engines_listing_names_zep_and_its_key_comes_only_from_the_environment(fake):
+    _server, url = fake
+    with pytest.raises(UsageError, match="secret"):
+        engine_at("zep", url, "api_key=zep-in-a-reference")
     row = next(r for r in describe() if r.name == "zep")
     assert row.verified_against.startswith("zep-cloud 4.0.1")
     assert "lifecycle" in (row.capabilities or [])
