@@ -133,7 +133,7 @@ class ZepEngine(hw.SearchPacks, RemoteEngine):
         self._nonce = uuid.uuid4().hex  # this engine's own creations, told apart from others'
         self._users: dict[str, _User] = {}
         self._threads: dict[tuple[str, str], str] = {}
-        self._lock = asyncio.Lock()
+        self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)  # one per tenant
         # tenant -> write id -> its task, or None once the task has succeeded
         self._writes: dict[str, dict[str, str | None]] = defaultdict(dict)
         # tenant -> episode uuid -> (assertion id, source) for tracing a fact to its write
@@ -151,7 +151,7 @@ class ZepEngine(hw.SearchPacks, RemoteEngine):
     # ---- users and threads ----------------------------------------------------------------
 
     async def _user(self, tenant: str) -> _User:
-        async with self._lock:
+        async with self._locks[tenant]:
             if tenant not in self._users:
                 self._users[tenant] = await self._make_user(tenant)
             return self._users[tenant]
@@ -169,7 +169,7 @@ class ZepEngine(hw.SearchPacks, RemoteEngine):
 
     async def _thread(self, tenant: str, thread: str) -> str:
         user = await self._user(tenant)
-        async with self._lock:
+        async with self._locks[tenant]:
             if (tenant, thread) not in self._threads:
                 key = f"thread:{tenant}:{thread}:{self._nonce}"
                 made = await self._post("/threads", {"user_uuid": user.uuid}, key)
@@ -269,7 +269,7 @@ class ZepEngine(hw.SearchPacks, RemoteEngine):
     async def reset(self, tenant: str) -> None:
         """Delete the tenant's user (its threads and graph go with it) and wait for it, so a
         later write for the same tenant never meets the user being deleted."""
-        async with self._lock:
+        async with self._locks[tenant]:
             user = self._users.pop(tenant, None)
             for key in [k for k in self._threads if k[0] == tenant]:
                 del self._threads[key]
