@@ -36,6 +36,7 @@ from memeval.report.source import load_report
 from memeval.report.stored import require_run
 from memeval.results import RunReport
 from memeval.store import Store
+from memeval.viewer.discovery import run_url, store_key
 from memeval_farm.farm import check_engine
 from memeval_farm.settings import FarmSettings, load_settings
 
@@ -95,6 +96,7 @@ def run(
     farm = Farm.connected(settings, in_process=flags.in_process)
     store = usable_store()
     planned = _plan(flags, farm, store)
+    _show_viewer(store, planned.run_id)
     if flags.detach and farm.shared is not None:
         dispatch_detached(farm.shared, settings, store, planned, out)
         out.print(planned.run_id)
@@ -104,6 +106,13 @@ def run(
     )
     end = execute(farm, store, planned, how)
     _conclude(end, store, planned, flags.fail_under, baseline)
+
+
+def _show_viewer(store: Store, run_id: str) -> None:
+    """Where a running `memeval view` of this store shows the run, as it fills in."""
+    url = run_url(store_key(store.url), run_id)
+    if url is not None:
+        out.print(f"view: {url}", highlight=False)
 
 
 def _checked(flags: RunFlags, settings: FarmSettings) -> RunReport | None:
