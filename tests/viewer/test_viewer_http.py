@@ -27,7 +27,7 @@ def test_the_runs_list_shows_every_run_newest_first_with_its_composite(
 ) -> None:
     page = httpx.get(f"{viewer}/api/runs").json()
     ids = [r["id"] for r in page["runs"]]
-    expected = [runs.failed.run_id, *(r.run_id for r in (runs.scenario, runs.reference, runs.naive))]
+    expected = [r.run_id for r in (runs.failed, runs.scenario, runs.reference, runs.naive)]
     assert ids == expected
     assert page["total"] == 4
     for row in page["runs"]:
