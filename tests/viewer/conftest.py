@@ -38,9 +38,7 @@ class Runs:
         self.scenario = memeval.evaluate(
             "naive", suites="lifecycle", only="isolation", label="naive-iso", **common
         )
-        self.failed = memeval.evaluate(
-            DownEngine(), dimension="provenance", label="down", **common
-        )
+        self.failed = memeval.evaluate(DownEngine(), dimension="provenance", label="down", **common)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from memeval.report.stored import fold_run
-from memeval.results import CaseResult, CaseStatus
+from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult
 from memeval.store import PlannedCase, Store
 from memeval.viewer.discovery import STATE_ENV, announce, run_url, store_key
 from tests.viewer.conftest import Runs, fresh_store, serving
@@ -159,3 +159,34 @@ def test_five_hundred_runs_render_in_under_a_second(tmp_path: Path) -> None:
     assert page.status_code == 200 and page.text.count("<tr class='running'>") == 500
     assert page.text.count("50.0%") == 500
     assert took < 1.0, f"500 runs took {took:.2f} s"
+
+
+def test_a_case_of_two_thousand_probes_comes_a_page_at_a_time(tmp_path: Path) -> None:
+    store = fresh_store(tmp_path)
+    plan = [PlannedCase(case_id="locomo/conv-1", kind="scenario")]
+    run = store.create_run(label="big", engine="bm25", suite="locomo:x.json", planned=plan)
+    pack = "# Memory\n" + "".join(f"- turn {i}: it was mild on day {i}\n" for i in range(20))
+    probes = [
+        ProbeResult(
+            probe=f"q{i}", phase=Phase.recall, via="pre_turn", style="lexical", scored=True,
+            question=f"What was the weather on day {i}?", expect=[f"day {i}"], pack=pack,
+            hit=i % 3 != 0,
+        )
+        for i in range(2000)
+    ]  # fmt: skip
+    store.upsert_case_result(
+        CaseResult(
+            run_id=run.id, case_id="locomo/conv-1", kind="scenario", engine="bm25", tenant="t",
+            status=CaseStatus.done, score=0.66, probes=probes,
+        )
+    )  # fmt: skip
+    with serving(store) as url:
+        first = httpx.get(f"{url}/runs/{run.id}/cases/locomo/conv-1")
+        started = time.perf_counter()
+        second = httpx.get(f"{url}/runs/{run.id}/cases/locomo/conv-1", params={"page": 2})
+        took = time.perf_counter() - started
+    assert first.text.count("<article class='probe") == 100
+    assert first.text.count("<article class='probe failed'>") == 100  # 667 failed: all first
+    assert "probes 1–100 of 2000" in first.text and "page=2" in first.text
+    assert "probes 101–200 of 2000" in second.text
+    assert took < 2.0, f"a page of a 2,000-probe case took {took:.2f} s"

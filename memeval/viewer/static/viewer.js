@@ -34,10 +34,8 @@ async function poll(url) {
   text("spent", data.spent);
   list("errors", data.errors);
   text("waiting", data.waiting.join(", "));
-  const bar = document.querySelector(".bar span");
-  if (bar && data.planned) bar.style.width = (100 * data.landed / data.planned).toFixed(1) + "%";
-  const meter = document.querySelector(".bar");
-  if (meter) meter.setAttribute("aria-valuenow", String(data.landed));
+  const bar = document.getElementById("progress");
+  if (bar) bar.value = data.landed;
   if (data.status === "running") {
     setTimeout(() => poll(url), 1000);
   } else {
