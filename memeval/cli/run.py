@@ -96,7 +96,6 @@ def run(
     farm = Farm.connected(settings, in_process=flags.in_process)
     store = usable_store()
     planned = _plan(flags, farm, store)
-    _show_viewer(store, planned.run_id)
     if flags.detach and farm.shared is not None:
         dispatch_detached(farm.shared, settings, store, planned, out)
         out.print(planned.run_id)
@@ -157,6 +156,12 @@ def _estimate(flags: RunFlags) -> None:
 
 
 def _plan(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
+    planned = _planned(flags, farm, store)
+    _show_viewer(store, planned.run_id)
+    return planned
+
+
+def _planned(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
     if flags.resume is None:
         request = flags.request()
         check_engine(request.engine, remote=farm.shared is not None)
