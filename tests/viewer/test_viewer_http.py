@@ -19,6 +19,7 @@ from memeval.report.stored import fold_run
 from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult
 from memeval.store import PlannedCase, Store
 from memeval.viewer.discovery import STATE_ENV, announce, run_url, store_key
+from tests.conftest import run_cli
 from tests.viewer.conftest import Runs, fresh_store, serving
 
 
@@ -190,3 +191,18 @@ def test_a_case_of_two_thousand_probes_comes_a_page_at_a_time(tmp_path: Path) ->
     assert "probes 1–100 of 2000" in first.text and "page=2" in first.text
     assert "probes 101–200 of 2000" in second.text
     assert took < 2.0, f"a page of a 2,000-probe case took {took:.2f} s"
+
+
+def test_memeval_run_prints_its_page_on_a_live_viewer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = fresh_store(tmp_path)
+    monkeypatch.setenv(STATE_ENV, str(tmp_path / "state"))
+    announce(store_key(store.url), "http://127.0.0.1:8600")  # as this (live) viewer process
+    done = run_cli(
+        "run", "--in-process", "--engine", "naive", "--dimension", "provenance",
+        cwd=tmp_path, env={"MEMEVAL_DATABASE_URL": str(store.url)},
+    )  # fmt: skip
+    assert done.returncode in (0, 3), done.stderr
+    (run,) = store.list_runs(5)
+    assert f"view: http://127.0.0.1:8600/runs/{run.id}" in done.stdout
