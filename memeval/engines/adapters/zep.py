@@ -281,8 +281,8 @@ class ZepEngine(hw.SearchPacks, RemoteEngine):
                     "POST", f"{API}/users/lookup", json={"user_id": external_id(tenant)}
                 )
                 user = parse(_User, found, self.name)
-            key = {HEADER: hw.digest(f"forget:{user.uuid}", "mk")}
-            gone = await self.request("DELETE", f"{API}/users/{user.uuid}", headers=key)
+            headers = {HEADER: hw.digest(f"forget:{user.uuid}", "mk")}
+            gone = await self.request("DELETE", f"{API}/users/{user.uuid}", headers=headers)
         except RemoteError as exc:
             if exc.status == 404:  # no such user, or a retried deletion already applied
                 return
