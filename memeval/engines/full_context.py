@@ -47,7 +47,7 @@ class History:
 
 class FullContextEngine(Engine):
     name = "full-context"
-    capabilities = frozenset({Capability.lifecycle})
+    capabilities = frozenset({Capability.lifecycle, Capability.context_doc})
     verified_against = "not a memory: the whole history, for comparison"
 
     def __init__(self, max_tokens: int = MAX_TOKENS) -> None:
@@ -118,6 +118,11 @@ class FullContextEngine(Engine):
         self, tenant: str, agent: str, thread: str, dropped: list[Turn]
     ) -> Pack:
         return self.pack(tenant, "The whole history")
+
+    async def compile_context(
+        self, tenant: str, agent: str, heading: str, at: datetime, question: str | None = None
+    ) -> Pack:
+        return self.pack(tenant, heading)
 
     async def list(self, tenant: str) -> list[str]:
         return [e.id for e in self._history(tenant).entries]
