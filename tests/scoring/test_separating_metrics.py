@@ -62,3 +62,29 @@ def test_the_triple_leads_with_a_proxy_when_no_model_answered():
     judged = first.model_copy(update={"model_answer": "8443", "model_ok": True, "judge_ok": False})
     assert triple("m", kpis([case(judged)])).accuracy_kpi == "judge_answer"
     assert triple("m", kpis([case(judged)])).accuracy == 0.0
+
+
+def test_compare_leads_with_one_triple_line_per_engine():
+    from datetime import UTC, datetime
+
+    from memeval.report.compare import compare
+    from memeval.report.compare_markdown import render_compare
+    from memeval.results import RunReport
+
+    def report(label: str, probe: ProbeResult) -> RunReport:
+        return RunReport(
+            run_id=label,
+            label=label,
+            engine=label,
+            suite="inline",
+            started_at=datetime.now(UTC),
+            cases=[case(probe)],
+        )
+
+    first = scored(["- billing listens on port 8443", *FILLER[:2]])
+    whole = scored([*FILLER, "- billing listens on port 8443"])
+    result = compare([report("ranked", first), report("dumped", whole)], resamples=50)
+    text = render_compare(result)
+    head = text.split("## Verdicts")[0]
+    assert "**ranked: accuracy" in head and "**dumped: accuracy" in head
+    assert "hit@1 100.0%" in head and "hit@1 0.0%" in head
