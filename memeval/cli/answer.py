@@ -50,6 +50,15 @@ Source = Annotated[
     str | None,
     typer.Argument(help="The run whose stored packs are answered: its id, label or `latest`."),
 ]
+Judges = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judge",
+        help="A model that grades every answer against the gold one, on the same budget; "
+        "repeat for a majority of judges.",
+        metavar="MODEL",
+    ),
+]
 Resume = Annotated[
     str | None,
     typer.Option(help="Finish an answer run that stopped (Ctrl-C, budget).", metavar="RUN_ID"),
@@ -67,7 +76,7 @@ def answer_command(
     source: Source = None,
     resume: Resume = None,
     model: opt.Model = None,
-    judge: opt.Judge = None,
+    judge: Judges = None,
     judge_mode: opt.JudgeModeOption = JudgeMode.strict,
     base_url: BaseUrl = None,
     max_tokens: opt.MaxTokens = None,
