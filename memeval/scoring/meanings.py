@@ -53,6 +53,14 @@ MEANINGS: dict[str, Meaning] = {
         "Mean reciprocal rank of the first pack unit holding an expected answer (0 if none).",
         PROBE,
     ),
+    "hit_at_1": Meaning(
+        "Share of probes whose every expected string is in the pack's first unit.",
+        "scored probes that expect strings (abstain probes excepted)",
+    ),
+    "hit_at_3": Meaning(
+        "Share of probes whose every expected string is within the pack's first 3 units.",
+        "scored probes that expect strings (abstain probes excepted)",
+    ),
     "extractive_answer": Meaning(
         "Share of probes answered right by taking the pack's best sentence, with no model.",
         PROBE,
@@ -143,6 +151,11 @@ MEANINGS: dict[str, Meaning] = {
     "disagreement_in_pack": Meaning(
         "Share of those conflict probes whose pack holds one of the answers they accept.",
         "scored conflict probes that list accepted answers",
+    ),
+    "tokens_per_correct": Meaning(
+        "Pack tokens spent per right answer (the model's where one answered, else the "
+        "extractive one).",
+        "probes answered right",
     ),
     "engine_usd": Meaning(
         "What the engine reported spending (its own models, its API); a dash if it reports none.",

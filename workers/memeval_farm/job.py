@@ -153,6 +153,6 @@ def _suite_name(spec: str) -> str:
     if spec in (*BUILTIN, "all"):
         return spec
     if (benchmark := sources.parse(spec)) is not None:
-        name, path = benchmark
-        return f"{name}:{path.resolve()}"
+        query = spec.partition("?")[2]  # the benchmark's options, as given
+        return f"{benchmark.name}:{benchmark.path.resolve()}" + (f"?{query}" if query else "")
     return str(Path(spec).resolve())
