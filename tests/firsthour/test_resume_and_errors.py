@@ -35,20 +35,21 @@ def _forget_results(db: Path) -> None:
         connection.execute("UPDATE runs SET status = 'interrupted'")
 
 
-def test_a_locomo_run_stores_its_suite_as_given_and_resumes_from_another_folder(tmp_path):
+@pytest.mark.parametrize("options", ["", "?categories=1,2,3,4,5"])
+def test_a_locomo_run_stores_its_suite_as_given_and_resumes_from_another_folder(tmp_path, options):
     here = tmp_path / "project"
     (here / "data").mkdir(parents=True)
     source = write(here / "data", "sample.json", LOCOMO)
     db = tmp_path / "memeval.db"
     env = {"MEMEVAL_DATABASE_URL": f"sqlite:///{db}"}
-    spec = "locomo:data/sample.json"
+    spec = f"locomo:data/sample.json{options}"
     first = run_cli_here(
         "run", "--in-process", "--suite", spec, "--engine", "bm25", cwd=here, env=env
     )
     assert first.returncode == 0, first.stderr
     with sqlite3.connect(db) as connection:
         (suite,) = connection.execute("SELECT suite FROM runs").fetchone()
-    assert suite == f"locomo:{source.resolve()}"
+    assert suite == f"locomo:{source.resolve()}{options}"
     listed = run_cli_here("runs", "--json", cwd=here, env=env)
     assert [r["suite"] for r in json.loads(listed.stdout)] == [suite]
 
