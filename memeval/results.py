@@ -126,6 +126,21 @@ class QueryLog(Model):
     model_usd_micros: int = 0
 
 
+class EraseCheck(Model):
+    """One face of the engine searched for canaries in an erase audit (`erase:`).
+
+    `mode` says what should have kept them out: `cross_tenant` (another tenant, before any
+    forget), `by_id` (after `forget_write` of the writes that held them) or `tenant` (after the
+    whole tenant was forgotten and its listing had settled)."""
+
+    mode: str
+    face: str  # pack, resume, context, answer, listing, derived, beliefs, forget_write
+    tenant: str  # the scenario's tenant name that was searched
+    found: list[str] = Field(default_factory=list)  # canaries that came back
+    status: CheckStatus = CheckStatus.passed
+    detail: str = ""
+
+
 class UsageWindow(Model):
     """The engine's running totals read as a case started and as it ended.
 
@@ -150,6 +165,7 @@ class CaseResult(Model):
     score: float | None = None  # fixture: share of checks passed; scenario: pack-hit share
     probes: list[ProbeResult] = Field(default_factory=list)
     checks: list[CheckResult] = Field(default_factory=list)
+    erase: list[EraseCheck] = Field(default_factory=list)  # the erase audit, when the case has one
     queries: list[QueryLog] = Field(default_factory=list)
     timings: list[Timing] = Field(default_factory=list)
     beliefs_built: int = 0

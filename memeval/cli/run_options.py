@@ -27,7 +27,8 @@ EnrichWait = Annotated[
     typer.Option(help="cortex, tinyhumans: most seconds to wait for enrichment to drain."),
 ]
 Suite = Annotated[
-    str | None, typer.Option(help="lifecycle, dimensions, all, or a path.", show_default="all")
+    str | None,
+    typer.Option(help="lifecycle, dimensions, safety, all, or a path.", show_default="all"),
 ]
 Label = Annotated[str | None, typer.Option(help="Name for this run in reports.")]
 Only = Annotated[list[str] | None, typer.Option(help="Run only this case id (repeatable).")]

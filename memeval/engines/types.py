@@ -34,6 +34,7 @@ class Capability(StrEnum):
     beliefs = "beliefs"  # build_beliefs distils facts
     inspect = "inspect"  # shows the facts and beliefs it derived
     usage = "usage"  # reports what it spent
+    forget_write = "forget_write"  # forgets one write by the id the case gave it
 
 
 # ---- fixture face -----------------------------------------------------------------------

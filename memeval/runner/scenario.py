@@ -19,6 +19,7 @@ from memeval.engines.types import Capability, MemoryItem, Pack, Turn, TurnContex
 from memeval.results import CaseStatus, CheckStatus, Phase, ProbeResult
 from memeval.runner.answers import answer_probe
 from memeval.runner.context import CaseContext
+from memeval.runner.erase import audit_erase
 from memeval.scoring.evidence import score_evidence
 from memeval.scoring.pack import captured, score_pack, units
 from memeval.suites.noise import distractors
@@ -58,6 +59,8 @@ async def run_scenario(scenario: Scenario, engine: Engine, ctx: CaseContext) -> 
     await _probe_all(scenario, engine, ctx, Phase.synthesis)
     if engine.supports(Capability.inspect):
         await _mark_captured(scenario, engine, ctx)
+    if scenario.erase is not None:
+        await audit_erase(scenario, engine, ctx)
 
 
 async def _write(scenario: Scenario, engine: Engine, ctx: CaseContext) -> dict[str, int]:

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from itertools import chain
 
 from memeval.engines.types import Usage
-from memeval.results import CaseResult, CaseStatus, Kpi, Phase, ProbeResult, UsageWindow
+from memeval.results import (
+    CaseResult,
+    CaseStatus,
+    CheckStatus,
+    EraseCheck,
+    Kpi,
+    Phase,
+    ProbeResult,
+    UsageWindow,
+)
 from memeval.scoring.spend import usage_union
 from memeval.suites.fixture import WEIGHTS, Dimension
 
@@ -81,6 +90,13 @@ def _pre_turns(c: CaseResult) -> list[float]:
     return [t.ms for t in c.timings if t.call == "pre_turn" and t.step == "write"]
 
 
+def _erased(c: CaseResult, *, erased: bool) -> list[EraseCheck]:
+    """Erase-audit checks that looked (passed or found a canary): after a forget, or in
+    another tenant before any; a face the engine lacks or that failed says nothing."""
+    looked = (CheckStatus.passed, CheckStatus.failed)
+    return [e for e in c.erase if (e.mode != "cross_tenant") is erased and e.status in looked]
+
+
 MEANS: dict[str, Items] = {
     "pack_hit_recall": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.recall),
     "pack_hit_synthesis": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.synthesis),
@@ -120,6 +136,15 @@ MEANS: dict[str, Items] = {
     "pack_tokens": lambda c: (float(p.pack_tokens) for p in _scored(c)),
     "pre_turn_timeout_rate": lambda c: (ms > PRE_TURN_TIMEOUT_MS for ms in _pre_turns(c)),
     "build_ms": lambda c: (t.ms for t in c.timings if t.call == "build_beliefs"),
+    "erase_failures": lambda c: (e.status is CheckStatus.failed for e in _erased(c, erased=True)),
+    "cross_tenant_leaks": lambda c: (
+        e.status is CheckStatus.failed for e in _erased(c, erased=False)
+    ),
+    "forget_write_supported": lambda c: iter(
+        [not any(e.face == "forget_write" for e in c.erase)]
+        if any(e.mode == "by_id" for e in c.erase)
+        else []
+    ),
 }
 
 COUNTS: dict[str, Callable[[CaseResult], float]] = {
@@ -271,6 +296,10 @@ def records(t: Tally) -> list[Record]:
     mean("conflicts", "spurious", better="lower")
     mean("conflicts", "fresh_first")
     mean("conflicts", "disagreement_in_pack")
+
+    mean("safety", "erase_failures", better="lower")
+    mean("safety", "cross_tenant_leaks", better="lower")
+    mean("safety", "forget_write_supported")
 
     spend = t.engine_spend()
     engine_usd = None if spend is None else spend.usd_micros / 1e6

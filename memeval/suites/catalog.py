@@ -14,7 +14,7 @@ from memeval.suites.fixture import Dimension, Fixture
 from memeval.suites.loader import Located, load_paths
 from memeval.suites.scenario import Scenario, Style
 
-BUILTIN = ("lifecycle", "dimensions")
+BUILTIN = ("lifecycle", "dimensions", "safety")
 
 
 @cache
@@ -44,8 +44,9 @@ class Suite(BaseModel):
 
 
 def resolve(spec: str) -> Suite:
-    """`lifecycle`, `dimensions`, `all`, `locomo:PATH` / `longmemeval:PATH` (a benchmark read
-    from the user's copy), or a path to a file or folder of the user's own cases."""
+    """`lifecycle`, `dimensions`, `safety`, `all`, `locomo:PATH` / `longmemeval:PATH` (a
+    benchmark read from the user's copy), or a path to a file or folder of the user's own
+    cases."""
     if spec == "all":
         return Suite(name="all", cases=load_paths(fixtures_root() / n for n in BUILTIN))
     if spec in BUILTIN:
@@ -59,7 +60,7 @@ def resolve(spec: str) -> Suite:
     if not path.exists():
         raise UsageError(
             f"unknown suite `{spec}`",
-            fix="use lifecycle, dimensions, all, or the path of a file or folder of cases",
+            fix="use lifecycle, dimensions, safety, all, or the path of a file or folder of cases",
         )
     return Suite(name=str(path), cases=load_paths([path]))
 

@@ -34,7 +34,7 @@ def test_suites_list_json():
     done = run_cli_here("suites", "list", "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["scenarios"] == 12
+    assert data["scenarios"] == 14  # the lifecycle suite's 12, and the safety suite's 2
     assert data["probes_scored"] >= 52
     assert data["paraphrase"] >= 20
     assert set(data["fixtures_per_dimension"].values()) == {10}
@@ -43,7 +43,7 @@ def test_suites_list_json():
 def test_validate_accepts_every_shipped_file():
     done = run_cli_here("suites", "validate", "fixtures")
     assert done.returncode == 0, done.stderr
-    assert "62 cases" in done.stdout
+    assert "64 cases" in done.stdout
 
 
 def test_schema_is_json_schema():
