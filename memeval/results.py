@@ -81,6 +81,8 @@ class ProbeResult(Model):
     model_f1: float | None = None
     judge_ok: bool | None = None  # the model judge's verdict on the model answer
     judge_note: str | None = None
+    late: bool | None = None  # with a host deadline: the pack came after it (None: no deadline)
+    host_hit: bool | None = None  # with host limits: a hit on the pack the host would paste
 
     @property
     def rr(self) -> float:

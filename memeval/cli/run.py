@@ -76,6 +76,12 @@ def run(
     dry_run: opt.DryRun = False,
     fail_under: FailUnder = None,
     fail_on_regression: FailOnRegression = None,
+    deadline: opt.Deadline = None,
+    pack_tokens: opt.PackTokens = None,
+    pack_sections: opt.PackSections = None,
+    noise: opt.NoiseSizes = None,
+    needle: opt.Needle = None,
+    seed: opt.Seed = None,
 ) -> None:
     """Run the suites against an engine and print a summary.
 

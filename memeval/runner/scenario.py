@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
-from time import monotonic
+from time import monotonic, perf_counter
 from typing import Any
 
 from memeval.agent import ScriptedAgent, thread_turns
@@ -20,9 +20,10 @@ from memeval.results import CaseStatus, CheckStatus, Phase, ProbeResult
 from memeval.runner.answers import answer_probe
 from memeval.runner.context import CaseContext
 from memeval.runner.erase import audit_erase
+from memeval.runner.host import HostLimits, host_view
 from memeval.scoring.evidence import score_evidence
 from memeval.scoring.pack import captured, score_pack, units
-from memeval.suites.noise import distractors
+from memeval.suites.noise import Distractor, distractors
 from memeval.suites.scenario import Document, Learning, Probe, Scenario, Thread, Via
 
 
@@ -64,19 +65,24 @@ async def run_scenario(scenario: Scenario, engine: Engine, ctx: CaseContext) -> 
 
 
 async def _write(scenario: Scenario, engine: Engine, ctx: CaseContext) -> dict[str, int]:
-    """Noise first, then every write of the scenario in time order (documents, learnings,
-    then threads on a tie); returns how many writes each tenant got."""
+    """Every write in time order: noise dated before the scenario's last write, the scenario's
+    own writes (documents, learnings, then threads on a tie), then noise dated after it (a
+    needle placed early or in the middle); returns how many writes each tenant got."""
     expected: dict[str, int] = {}
 
     def count(name: str, n: int = 1) -> None:
         expected[ctx.tenant(name)] = expected.get(ctx.tenant(name), 0) + n
 
+    later: list[tuple[str, list[Distractor]]] = []
     if scenario.noise is not None:
         own = _own_writes(scenario)
         for name in scenario.noise.tenants or scenario.tenants:
             pad = scenario.noise.items - own.get(name, 0)
             if pad > 0:
-                await _write_noise(scenario, name, pad, engine, ctx)
+                items = distractors(scenario, scenario.noise, name, pad)
+                early = [d for d in items if d.at <= scenario.last_write]
+                later.append((name, [d for d in items if d.at > scenario.last_write]))
+                await _write_noise(scenario, name, early, engine, ctx)
                 count(name, pad)
     agent = ScriptedAgent(engine, ctx.tenant, ctx.watch)
     writes: list[tuple[datetime, int, Document | Learning | Thread]] = []
@@ -92,6 +98,8 @@ async def _write(scenario: Scenario, engine: Engine, ctx: CaseContext) -> dict[s
             count(write.tenant)
         else:
             count(write.tenant, await agent.run_thread(scenario, write))
+    for name, items in later:
+        await _write_noise(scenario, name, items, engine, ctx)
     return expected
 
 
@@ -118,12 +126,11 @@ def _own_writes(scenario: Scenario) -> dict[str, int]:
 
 
 async def _write_noise(
-    scenario: Scenario, name: str, pad: int, engine: Engine, ctx: CaseContext
+    scenario: Scenario, name: str, items: list[Distractor], engine: Engine, ctx: CaseContext
 ) -> None:
     """Distractors as history threads through `write_history`, or as ingested notes."""
     assert scenario.noise is not None
     tenant = ctx.tenant(name)
-    items = distractors(scenario, scenario.noise, name, pad)
     if scenario.noise.shape == "documents":
         for d in items:
             note = MemoryItem(id=d.id, title=f"Note from {d.speaker}", text=d.text, at=d.at)
@@ -171,6 +178,7 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
             abstain=probe.abstain,
             evidence=probe.evidence,
         )
+        started = perf_counter()
         try:
             pack = await _ask(scenario, probe, engine, ctx, phase)
         except Unsupported as exc:
@@ -182,8 +190,11 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
             result.status = CheckStatus.error
             result.error = f"{type(exc).__name__}: {exc}"
         else:
+            elapsed_ms = (perf_counter() - started) * 1000.0
             result = score_pack(probe, pack.markdown, result, pack.abstained)
             result.pack_tokens = pack.tokens
+            if ctx.options.host is not None:
+                _score_host_view(probe, pack, elapsed_ms, ctx.options.host, result)
             if probe.evidence:
                 found = score_evidence(
                     units(pack.markdown),
@@ -196,6 +207,16 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
                 result.status = CheckStatus.failed
             await answer_probe(probe, result, ctx)
         ctx.result.probes.append(result)
+
+
+def _score_host_view(
+    probe: Probe, pack: Pack, elapsed_ms: float, limits: HostLimits, result: ProbeResult
+) -> None:
+    """The probe scored again on what the host pastes: nothing when the pack was late."""
+    shown, late = host_view(pack.markdown, elapsed_ms, limits)
+    if limits.deadline_ms is not None:
+        result.late = late
+    result.host_hit = score_pack(probe, shown, result, pack.abstained and not late).hit
 
 
 async def _ask(

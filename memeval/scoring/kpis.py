@@ -140,6 +140,8 @@ MEANS: dict[str, Items] = {
     "cross_tenant_leaks": lambda c: (
         e.status is CheckStatus.failed for e in _erased(c, erased=False)
     ),
+    "host_pack_hit": lambda c: (p.host_hit for p in _scored(c) if p.host_hit is not None),
+    "deadline_timeout_rate": lambda c: (p.late for p in c.probes if p.late is not None),
     "forget_write_supported": lambda c: iter(
         [not any(e.face == "forget_write" for e in c.erase)]
         if any(e.mode == "by_id" for e in c.erase)
@@ -269,6 +271,7 @@ def records(t: Tally) -> list[Record]:
 
     for name in ("pack_hit_recall", "pack_hit"):
         mean("accuracy", name)
+    mean("accuracy", "host_pack_hit")  # with --deadline/--pack-tokens/--pack-sections
     mean("accuracy", "mrr", "score")
     for name in ("extractive_answer", "model_answer", "captured"):
         mean("accuracy", name)
@@ -314,6 +317,7 @@ def records(t: Tally) -> list[Record]:
     for q in (50, 95, 99):
         add("latency", f"pre_turn_p{q}", (percentile(pre, q), len(pre)), "ms", "lower")
     mean("latency", "pre_turn_timeout_rate", better="lower")
+    mean("latency", "deadline_timeout_rate", better="lower")
     probe = list(t.probe_ms)
     for q in (50, 95):
         add("latency", f"probe_p{q}", (percentile(probe, q), len(probe)), "ms", "lower")

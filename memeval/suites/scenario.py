@@ -305,6 +305,12 @@ class Noise(Strict):
     tenants: list[Slug] = Field(
         default_factory=list, description="Tenants to pad (default: every tenant the case writes)."
     )
+    needle: Literal["early", "middle", "late"] | None = Field(
+        default=None,
+        description="Where the scenario's own writes sit in the padded history: `early` (all "
+        "distractors come after them), `middle` (half before, half after), `late` (all "
+        "before); default: distractors spread over the month up to the last write.",
+    )
 
 
 class Erase(Strict):

@@ -206,3 +206,37 @@ def served(engine: Engine) -> Iterator[Engine]:
     caller sets `MEMEVAL_HTTP_TOKEN` to `TOKEN`)."""
     with running(create_app(engine, SecretStr(TOKEN))) as url:
         yield create(f"http?url={url}&timeout=10&retries=1&backoff=0.01")
+
+
+class RecentOnly(Tiny):
+    """Keeps only its `window` latest writes: a needle buried under later chatter is lost."""
+
+    name = "recent-only"
+    window = 60
+
+    async def _write(self, tenant: str, write_id: str, text: str) -> str:
+        await super()._write(tenant, write_id, text)
+        t = self._t(tenant)
+        t.writes = t.writes[-self.window :]
+        return write_id
+
+    async def list(self, tenant: str) -> list[str]:
+        """Counts what it was given, so settling does not wait for what it dropped."""
+        return [f"w{i}" for i in range(self.given.get(tenant, 0))]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.given: dict[str, int] = {}
+
+    async def ingest(self, tenant: str, item: MemoryItem) -> str:
+        self.given[tenant] = self.given.get(tenant, 0) + 1
+        return await super().ingest(tenant, item)
+
+    async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
+        self.given[tenant] = self.given.get(tenant, 0) + 1
+        return await super().post_turn(tenant, agent, thread, turn)
+
+    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
+        if ctx.log:
+            self.given[tenant] = self.given.get(tenant, 0) + 1
+        return await super().pre_turn(tenant, ctx)
