@@ -143,6 +143,16 @@ class EraseCheck(Model):
     detail: str = ""
 
 
+class LagResult(Model):
+    """Write-to-ranked for one probe's write: the time from the engine's ack of the write to
+    the first pack for the probe's question holding what it expects, polled within a budget."""
+
+    probe: str
+    write: str
+    ms: float | None = None  # None: no pack ranked it within the budget
+    polls: int = 0
+
+
 class UsageWindow(Model):
     """The engine's running totals read as a case started and as it ended.
 
@@ -168,6 +178,7 @@ class CaseResult(Model):
     probes: list[ProbeResult] = Field(default_factory=list)
     checks: list[CheckResult] = Field(default_factory=list)
     erase: list[EraseCheck] = Field(default_factory=list)  # the erase audit, when the case has one
+    lags: list[LagResult] = Field(default_factory=list)  # write-to-ranked, for `lag` probes
     queries: list[QueryLog] = Field(default_factory=list)
     timings: list[Timing] = Field(default_factory=list)
     beliefs_built: int = 0

@@ -21,6 +21,7 @@ from memeval.runner.answers import answer_probe
 from memeval.runner.context import CaseContext
 from memeval.runner.erase import audit_erase
 from memeval.runner.host import HostLimits, host_view
+from memeval.runner.lag import time_to_ranked
 from memeval.scoring.evidence import score_evidence
 from memeval.scoring.pack import captured, score_pack, units
 from memeval.suites.noise import Distractor, distractors
@@ -90,12 +91,15 @@ async def _write(scenario: Scenario, engine: Engine, ctx: CaseContext) -> dict[s
         writes.append((scenario.written_at(item), len(writes), item))
     for thread in scenario.threads:
         writes.append((scenario.thread_start(thread), len(writes), thread))
+    timed = {p.evidence[0]: p for p in scenario.probes if p.lag}
     for at, _, write in sorted(writes, key=lambda w: (w[0], w[1])):
         if isinstance(write, Document | Learning):
             await ctx.watch.time(
                 "ingest", engine.ingest(ctx.tenant(write.tenant), _item(write, at))
             )
             count(write.tenant)
+            if write.id in timed:
+                await time_to_ranked(scenario, timed[write.id], engine, ctx, perf_counter())
         else:
             count(write.tenant, await agent.run_thread(scenario, write))
     for name, items in later:

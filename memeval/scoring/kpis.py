@@ -142,6 +142,7 @@ MEANS: dict[str, Items] = {
     ),
     "host_pack_hit": lambda c: (p.host_hit for p in _scored(c) if p.host_hit is not None),
     "deadline_timeout_rate": lambda c: (p.late for p in c.probes if p.late is not None),
+    "unranked_rate": lambda c: (lag.ms is None for lag in c.lags),
     "forget_write_supported": lambda c: iter(
         [not any(e.face == "forget_write" for e in c.erase)]
         if any(e.mode == "by_id" for e in c.erase)
@@ -177,6 +178,7 @@ class Tally:
     pre_turns: tuple[float, ...] = ()
     probe_ms: tuple[float, ...] = ()
     windows: tuple[UsageWindow, ...] = ()
+    lags: tuple[float, ...] = ()  # write-to-ranked ms of the writes a pack did rank
 
     @classmethod
     def of(cls, case: CaseResult) -> Tally:
@@ -201,6 +203,7 @@ class Tally:
             pre_turns=tuple(sorted(_pre_turns(case))),
             probe_ms=tuple(sorted(t.ms for t in case.timings if t.step == "probe")),
             windows=windows,
+            lags=tuple(sorted(lag.ms for lag in case.lags if lag.ms is not None)),
         )
 
     def mean(self, name: str) -> tuple[float | None, int]:
@@ -244,6 +247,7 @@ def merge(tallies: Iterable[Tally]) -> Tally:
         pre_turns=tuple(chain.from_iterable(t.pre_turns for t in parts)),
         probe_ms=tuple(chain.from_iterable(t.probe_ms for t in parts)),
         windows=tuple(chain.from_iterable(t.windows for t in parts)),
+        lags=tuple(chain.from_iterable(t.lags for t in parts)),
     )
 
 
@@ -322,6 +326,10 @@ def records(t: Tally) -> list[Record]:
     for q in (50, 95):
         add("latency", f"probe_p{q}", (percentile(probe, q), len(probe)), "ms", "lower")
     mean("latency", "build_ms", "ms", "lower")
+    lags = list(t.lags)
+    for q in (50, 95):
+        add("latency", f"write_to_ranked_p{q}", (percentile(lags, q), len(lags)), "ms", "lower")
+    mean("latency", "unranked_rate", better="lower")
     return out
 
 

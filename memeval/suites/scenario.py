@@ -271,6 +271,11 @@ class Probe(Strict):
         description="ask/continue: log the question as a turn (default: the scenario's "
         "`log_probes`); false asks without writing anything to memory.",
     )
+    lag: bool = Field(
+        default=False,
+        description="Also time write-to-ranked: from the ack of its one `evidence` document "
+        "or learning to the first pack for this question that holds `expect`.",
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> Probe:
@@ -430,6 +435,14 @@ class Scenario(Strict):
                         f"`{probe.thread}` has only {thread.size} {unit}"
                     )
         written = {w.id for w in [*self.documents, *self.learnings]}
+        for probe in self.probes:
+            if probe.lag and (len(probe.evidence) != 1 or probe.evidence[0] not in written):
+                raise ValueError(
+                    f"probe `{probe.id}`: `lag` times one write, so its `evidence` must name "
+                    "exactly one document or learning"
+                )
+            if probe.lag and not probe.expect:
+                raise ValueError(f"probe `{probe.id}`: `lag` needs `expect` to see the write")
         for w in [*self.documents, *self.learnings]:
             if w.supersedes is not None and w.supersedes not in written:
                 raise ValueError(f"`{w.id}`: `supersedes` names unknown id `{w.supersedes}`")

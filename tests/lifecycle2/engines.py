@@ -240,3 +240,16 @@ class RecentOnly(Tiny):
         if ctx.log:
             self.given[tenant] = self.given.get(tenant, 0) + 1
         return await super().pre_turn(tenant, ctx)
+
+
+class FirstImpressions(RecentOnly):
+    """Keeps only its first `window` writes: whatever a conversation turned into later is lost."""
+
+    name = "first-impressions"
+    window = 6
+
+    async def _write(self, tenant: str, write_id: str, text: str) -> str:
+        t = self._t(tenant)
+        if len(t.writes) < self.window:
+            t.writes.append(Write(write_id, self.keep(text)))
+        return write_id
