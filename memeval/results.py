@@ -83,6 +83,9 @@ class ProbeResult(Model):
     judge_note: str | None = None
     late: bool | None = None  # with a host deadline: the pack came after it (None: no deadline)
     host_hit: bool | None = None  # with host limits: a hit on the pack the host would paste
+    trace_removed: bool | None = (
+        None  # its logged question forgotten after scoring (None: unlogged)
+    )
 
     @property
     def rr(self) -> float:

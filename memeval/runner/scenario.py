@@ -210,7 +210,27 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
             if probe.scored and not result.hit:
                 result.status = CheckStatus.failed
             await answer_probe(probe, result, ctx)
+            if scenario.logs(probe) and probe.via in (Via.ask, Via.continue_):
+                result.trace_removed = await _remove_trace(probe, engine, ctx)
         ctx.result.probes.append(result)
+
+
+async def _remove_trace(probe: Probe, engine: Engine, ctx: CaseContext) -> bool:
+    """Forget the question a probe logged, once it is scored, so no later probe is helped or
+    misled by an earlier one; False where the engine can only forget whole tenants."""
+    step, ctx.watch.step = ctx.watch.step, "clean"  # not the probe's latency
+    try:
+        forgotten = engine.forget_write(ctx.tenant(probe.tenant), _question_id(probe))
+        await ctx.watch.time("forget_write", forgotten)
+    except Unsupported:
+        return False
+    finally:
+        ctx.watch.step = step
+    return True
+
+
+def _question_id(probe: Probe) -> str:
+    return f"probe-{probe.id}"
 
 
 def _score_host_view(
@@ -231,7 +251,7 @@ async def _ask(
     at = scenario.probe_end
     watch = ctx.watch
     log = scenario.logs(probe)
-    question = Turn(role="user", text=probe.question, at=at, id=f"probe-{probe.id}")
+    question = Turn(role="user", text=probe.question, at=at, id=_question_id(probe))
     thread = next((t for t in scenario.threads if t.id == probe.thread), None)
     asked: dict[str, str] = {"question": probe.question}
     match probe.via:

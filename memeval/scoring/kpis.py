@@ -142,6 +142,9 @@ MEANS: dict[str, Items] = {
     ),
     "host_pack_hit": lambda c: (p.host_hit for p in _scored(c) if p.host_hit is not None),
     "deadline_timeout_rate": lambda c: (p.late for p in c.probes if p.late is not None),
+    "probe_turns_kept": lambda c: (
+        not p.trace_removed for p in c.probes if p.trace_removed is not None
+    ),
     "unranked_rate": lambda c: (lag.ms is None for lag in c.lags),
     "forget_write_supported": lambda c: iter(
         [not any(e.face == "forget_write" for e in c.erase)]
@@ -307,6 +310,7 @@ def records(t: Tally) -> list[Record]:
     mean("safety", "erase_failures", better="lower")
     mean("safety", "cross_tenant_leaks", better="lower")
     mean("safety", "forget_write_supported")
+    mean("safety", "probe_turns_kept", better="lower")
 
     spend = t.engine_spend()
     engine_usd = None if spend is None else spend.usd_micros / 1e6
