@@ -132,11 +132,13 @@ class QueryLog(Model):
 
 
 class EraseCheck(Model):
-    """One face of the engine searched for canaries in an erase audit (`erase:`).
+    """One face of the engine searched for what must not be there: an erase audit's canaries
+    (`erase:`) or a loop guard's injected blocks (`echo_packs`).
 
     `mode` says what should have kept them out: `cross_tenant` (another tenant, before any
-    forget), `by_id` (after `forget_write` of the writes that held them) or `tenant` (after the
-    whole tenant was forgotten and its listing had settled)."""
+    forget), `by_id` (after `forget_write` of the writes that held them), `tenant` (after the
+    whole tenant was forgotten and its listing had settled) or `loop_guard` (the engine's duty
+    to drop the injected-context block from every write)."""
 
     mode: str
     face: str  # pack, resume, context, answer, listing, derived, beliefs, forget_write

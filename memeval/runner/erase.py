@@ -14,6 +14,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from time import monotonic
 
+from pydantic import BaseModel
+
 from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable, Unsupported
 from memeval.engines.types import Turn, TurnContext
 from memeval.results import CheckStatus, EraseCheck
@@ -103,11 +105,15 @@ async def search(
     name: str,
     canaries: list[str],
     mode: str,
+    asking: Asking | None = None,
 ) -> list[EraseCheck]:
-    """Every face of tenant `name`, each one check: which canaries came back in it."""
-    assert scenario.erase is not None
+    """Every face of tenant `name`, each one check: which canaries came back in it. The
+    questions and heading are the erase audit's unless `asking` gives others."""
+    if asking is None:
+        assert scenario.erase is not None
+        asking = Asking(questions=scenario.erase.questions, heading=scenario.erase.heading)
     out: list[EraseCheck] = []
-    for face, read in _faces(scenario, engine, ctx, name).items():
+    for face, read in _faces(scenario, engine, ctx, name, asking).items():
         check = EraseCheck(mode=mode, face=face, tenant=name)
         try:
             texts = await read()
@@ -125,12 +131,18 @@ async def search(
     return out
 
 
+class Asking(BaseModel):
+    """What a search asks the faces that take a question or a heading."""
+
+    questions: list[str]
+    heading: str | None = None
+
+
 def _faces(
-    scenario: Scenario, engine: Engine, ctx: CaseContext, name: str
+    scenario: Scenario, engine: Engine, ctx: CaseContext, name: str, erase: Asking
 ) -> dict[str, Callable[[], Awaitable[list[str]]]]:
     """What the engine shows of a tenant, by face; each read returns the texts to search."""
-    assert scenario.erase is not None
-    erase, tenant, watch = scenario.erase, ctx.tenant(name), ctx.watch
+    tenant, watch = ctx.tenant(name), ctx.watch
     at = scenario.probe_end
     agents = sorted({DEFAULT_AGENT, *(t.agent for t in scenario.threads)})
 

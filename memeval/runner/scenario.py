@@ -22,6 +22,7 @@ from memeval.runner.context import CaseContext
 from memeval.runner.erase import audit_erase
 from memeval.runner.host import HostLimits, host_view
 from memeval.runner.lag import time_to_ranked
+from memeval.runner.loop_guard import guard_loop
 from memeval.scoring.evidence import score_evidence
 from memeval.scoring.pack import captured, score_pack, units
 from memeval.suites.noise import Distractor, distractors
@@ -61,6 +62,8 @@ async def run_scenario(scenario: Scenario, engine: Engine, ctx: CaseContext) -> 
     await _probe_all(scenario, engine, ctx, Phase.synthesis)
     if engine.supports(Capability.inspect):
         await _mark_captured(scenario, engine, ctx)
+    if any(t.echo_packs for t in scenario.threads):
+        await guard_loop(scenario, engine, ctx)
     if scenario.erase is not None:
         await audit_erase(scenario, engine, ctx)
 

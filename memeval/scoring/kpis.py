@@ -90,11 +90,11 @@ def _pre_turns(c: CaseResult) -> list[float]:
     return [t.ms for t in c.timings if t.call == "pre_turn" and t.step == "write"]
 
 
-def _erased(c: CaseResult, *, erased: bool) -> list[EraseCheck]:
-    """Erase-audit checks that looked (passed or found a canary): after a forget, or in
-    another tenant before any; a face the engine lacks or that failed says nothing."""
+def _searched(c: CaseResult, *modes: str) -> list[EraseCheck]:
+    """Searches of the engine's faces that looked (passed, or found what must not be there):
+    a face the engine lacks or that failed says nothing."""
     looked = (CheckStatus.passed, CheckStatus.failed)
-    return [e for e in c.erase if (e.mode != "cross_tenant") is erased and e.status in looked]
+    return [e for e in c.erase if e.mode in modes and e.status in looked]
 
 
 MEANS: dict[str, Items] = {
@@ -136,9 +136,14 @@ MEANS: dict[str, Items] = {
     "pack_tokens": lambda c: (float(p.pack_tokens) for p in _scored(c)),
     "pre_turn_timeout_rate": lambda c: (ms > PRE_TURN_TIMEOUT_MS for ms in _pre_turns(c)),
     "build_ms": lambda c: (t.ms for t in c.timings if t.call == "build_beliefs"),
-    "erase_failures": lambda c: (e.status is CheckStatus.failed for e in _erased(c, erased=True)),
+    "erase_failures": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "by_id", "tenant")
+    ),
     "cross_tenant_leaks": lambda c: (
-        e.status is CheckStatus.failed for e in _erased(c, erased=False)
+        e.status is CheckStatus.failed for e in _searched(c, "cross_tenant")
+    ),
+    "injected_copies": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "loop_guard")
     ),
     "host_pack_hit": lambda c: (p.host_hit for p in _scored(c) if p.host_hit is not None),
     "deadline_timeout_rate": lambda c: (p.late for p in c.probes if p.late is not None),
@@ -311,6 +316,7 @@ def records(t: Tally) -> list[Record]:
     mean("safety", "cross_tenant_leaks", better="lower")
     mean("safety", "forget_write_supported")
     mean("safety", "probe_turns_kept", better="lower")
+    mean("safety", "injected_copies", better="lower")
 
     spend = t.engine_spend()
     engine_usd = None if spend is None else spend.usd_micros / 1e6

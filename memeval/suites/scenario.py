@@ -160,6 +160,18 @@ class Thread(Strict):
         default=False,
         description="Load the thread as past history in one `write_history` call, no pre_turn.",
     )
+    echo_packs: bool = Field(
+        default=False,
+        description="A careless host: each user turn is sent with the pack recalled for the "
+        "previous one pasted in front of it, between the injected-context markers; the "
+        "loop guard then searches every face for a stored copy.",
+    )
+
+    @model_validator(mode="after")
+    def _echo_needs_recall(self) -> Thread:
+        if self.echo_packs and self.bulk:
+            raise ValueError("`echo_packs` pastes recalled packs, and a `bulk` thread recalls none")
+        return self
 
     @model_validator(mode="after")
     def _one_shape(self) -> Thread:

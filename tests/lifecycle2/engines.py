@@ -58,6 +58,9 @@ class Tiny(Engine):
         {Capability.lifecycle, Capability.inspect, Capability.forget_write, Capability.beliefs}
     )
 
+    line_chars = 400
+    """A pack line's budget, as any engine's pack has one."""
+
     def __init__(self) -> None:
         self.tenants: dict[str, Tenant] = {}
 
@@ -85,7 +88,7 @@ class Tiny(Engine):
         asked = _words(text)
         scored = [(len(asked & _words(w.text)), i, w) for i, w in enumerate(self._t(tenant).writes)]
         best = [w for s, _, w in sorted(scored, key=lambda x: (-x[0], x[1])) if s][:8]
-        lines = [w.text.replace("\n", " ") for w in best]
+        lines = [w.text.replace("\n", " ")[: self.line_chars] for w in best]
         body = "\n".join(f"- {line}" for line in lines)
         return Pack(
             markdown=f"# Memory\n\n## Recalled\n\n{body}\n", unit_ids=[[w.id] for w in best]
