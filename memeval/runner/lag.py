@@ -42,7 +42,9 @@ async def time_to_ranked(
     step, ctx.watch.step = ctx.watch.step, "lag"  # kept out of the write and probe latencies
     try:
         while True:
-            pack = await ctx.watch.time("pre_turn", engine.pre_turn(tenant, asked))
+            # Its own call name: a poll writes nothing, so it takes no write's idempotency key
+            # (their order must not depend on how many polls a lag took).
+            pack = await ctx.watch.time("lag_poll", engine.pre_turn(tenant, asked))
             result.polls += 1
             if score_pack(probe, pack.markdown, blank).hit:
                 result.ms = (perf_counter() - acked) * 1000.0

@@ -27,7 +27,7 @@ def test_the_reference_engine_ranks_a_document_and_the_lag_is_reported() -> None
     assert got["unranked_rate"] == 0.0
     # The polls are timed apart: neither the agent's write-time recalls nor the probes.
     polls = [t for t in result.timings if t.step == "lag"]
-    assert len(polls) == lag.polls and {t.call for t in polls} == {"pre_turn"}
+    assert len(polls) == lag.polls and {t.call for t in polls} == {"lag_poll"}
     user_turns = sum(1 for t in result.timings if t.step == "write" and t.call == "pre_turn")
     assert user_turns == 8, "six exchanges and two chores: one recall per user turn"
 
