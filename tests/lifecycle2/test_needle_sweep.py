@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from rich.console import Console
 
 from memeval.errors import UsageError
 from memeval.results import CaseResult
@@ -79,3 +82,27 @@ def test_an_engine_that_keeps_only_recent_writes_loses_an_early_needle() -> None
     got = curve(results)
     assert got[("haystack:200-late", "pack_hit")] == 1.0
     assert got[("haystack:200-early", "pack_hit")] == 0.0
+
+
+def test_a_resumed_sweep_finds_its_variants_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memeval.evaluation.planning import RunRequest, _reopen, plan_new
+    from memeval.evaluation.store import usable_store
+
+    store = usable_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    sweep = Haystack(sizes=[50], needles=["early", "late"], seed=2)
+    request = RunRequest(suite="lifecycle", only=["needle_in_noise"], haystack=sweep)
+    planned = plan_new(store, request, Console(file=io.StringIO()))
+    jobs, _ = _reopen(store, planned.run_id, Console(file=io.StringIO()))
+    assert (
+        sorted(j.case.id for j in jobs)
+        == sorted(j.case.id for j in planned.jobs)
+        == [
+            "lifecycle/needle_in_noise.n50.early",
+            "lifecycle/needle_in_noise.n50.late",
+        ]
+    )
+    assert all(j.options.haystack == sweep for j in jobs)
+    resumed = {j.case.id: j.case for j in jobs}
+    assert all(resumed[j.case.id] == j.case for j in planned.jobs), (
+        "the same variants, seed and all"
+    )
