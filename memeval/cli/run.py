@@ -30,6 +30,7 @@ from memeval.evaluation.outcome import RunEnd, Stop
 from memeval.evaluation.paths import check_output
 from memeval.evaluation.planning import PlannedRun, concurrency, plan_new, plan_resume
 from memeval.evaluation.store import usable_store
+from memeval.llm.judge import JudgeMode
 from memeval.llm.setup import check_model_options
 from memeval.report.gate import enforce_gates
 from memeval.report.source import load_report
@@ -68,6 +69,7 @@ def run(
     llm: opt.Llm = False,
     model: opt.Model = None,
     judge: opt.Judge = None,
+    judge_mode: opt.JudgeModeOption = JudgeMode.strict,
     base_url: BaseUrl = None,
     max_tokens: opt.MaxTokens = None,
     budget_usd: opt.BudgetUsd = None,
@@ -106,11 +108,18 @@ def run(
         dispatch_detached(farm.shared, settings, store, planned, out)
         out.print(planned.run_id)
         return
-    how = Execution(
-        workers=local, pool=flags.pool, verbose=flags.verbose, outputs=flags.outputs(), console=out
-    )
-    end = execute(farm, store, planned, how)
+    end = execute(farm, store, planned, _how(flags, local))
     _conclude(end, store, planned, flags.fail_under, baseline)
+
+
+def _how(flags: RunFlags, workers: int) -> Execution:
+    return Execution(
+        workers=workers,
+        pool=flags.pool,
+        verbose=flags.verbose,
+        outputs=flags.outputs(),
+        console=out,
+    )
 
 
 def _show_viewer(store: Store, run_id: str) -> None:

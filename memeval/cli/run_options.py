@@ -14,6 +14,7 @@ from memeval.errors import UsageError
 from memeval.evaluation.models import DEFAULT_MODEL, ModelOptions
 from memeval.evaluation.outputs import Outputs
 from memeval.evaluation.planning import RunRequest
+from memeval.llm.judge import JudgeMode
 from memeval.runner.host import HostLimits
 from memeval.suites.haystack import Haystack, parse_needles, parse_sizes
 from memeval_farm.embedded import Pool
@@ -63,11 +64,19 @@ Llm = Annotated[
 ]
 Model = Annotated[str | None, typer.Option(help="The answering model.", show_default=DEFAULT_MODEL)]
 Judge = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         help="With --llm: this model grades every answer against the gold one, on the "
-        "same budget (KPI judge_answer; prompt judge-v1).",
+        "same budget (KPI judge_answer; prompts judge-v2). Repeat for a majority of judges.",
         metavar="MODEL",
+    ),
+]
+JudgeModeOption = Annotated[
+    JudgeMode,
+    typer.Option(
+        "--judge-mode",
+        help="strict: the same fact; lenient: any answer on the right topic, as Mem0's "
+        "published evaluation grades.",
     ),
 ]
 MaxTokens = Annotated[int | None, typer.Option(help="Completion cap per answer.")]
@@ -110,7 +119,48 @@ Needle = Annotated[
 Seed = Annotated[int | None, typer.Option(help="With --noise: the distractors' seed.")]
 
 
-class RunFlags(BaseModel):
+class ModelFlags(BaseModel):
+    """The model and report options `run` and `answer` share, as typer parsed them."""
+
+    out_dir: Path | None
+    json_path: Path | None
+    md_path: Path | None
+    llm: bool = True
+    model: str | None
+    judge: list[str] | None
+    judge_mode: JudgeMode = JudgeMode.strict
+    base_url: str | None
+    max_tokens: int | None
+    budget_usd: float | None
+    price: list[str] | None
+    rate: list[str] | None
+    model_timeout: float | None
+
+    @field_validator("price", "rate", "judge", mode="before")
+    @classmethod
+    def _none_given(cls, value: object) -> object:
+        """Click reports a repeatable option given no times as `()`; typer passes None."""
+        return value or None
+
+    def models(self) -> ModelOptions:
+        return ModelOptions(
+            llm=self.llm,
+            model=self.model,
+            judge=self.judge or [],
+            judge_mode=self.judge_mode,
+            base_url=self.base_url,
+            max_tokens=self.max_tokens,
+            prices=self.price or [],
+            rates=self.rate or [],
+            budget_usd=self.budget_usd,
+            model_timeout=self.model_timeout,
+        )
+
+    def outputs(self) -> Outputs:
+        return Outputs(out_dir=self.out_dir, json_path=self.json_path, md_path=self.md_path)
+
+
+class RunFlags(ModelFlags):
     """The options as typer parsed them, by parameter name."""
 
     engine: str | None
@@ -128,18 +178,6 @@ class RunFlags(BaseModel):
     detach: bool
     resume: str | None
     in_process: bool
-    out_dir: Path | None
-    json_path: Path | None
-    md_path: Path | None
-    llm: bool
-    model: str | None
-    judge: str | None
-    base_url: str | None
-    max_tokens: int | None
-    budget_usd: float | None
-    price: list[str] | None
-    rate: list[str] | None
-    model_timeout: float | None
     dry_run: bool
     fail_under: float | None
     fail_on_regression: str | None
@@ -150,7 +188,7 @@ class RunFlags(BaseModel):
     needle: str | None = None
     seed: int | None = None
 
-    @field_validator("only", "dimension", "price", "rate", mode="before")
+    @field_validator("only", "dimension", mode="before")
     @classmethod
     def _unset_is_none(cls, value: object) -> object:
         """Click reports a repeatable option given no times as `()`; typer passes None."""
@@ -199,22 +237,6 @@ class RunFlags(BaseModel):
             return None
         needles = parse_needles(self.needle) if self.needle is not None else []
         return Haystack(sizes=parse_sizes(self.noise), needles=needles, seed=self.seed or 0)
-
-    def models(self) -> ModelOptions:
-        return ModelOptions(
-            llm=self.llm,
-            model=self.model,
-            judge=self.judge,
-            base_url=self.base_url,
-            max_tokens=self.max_tokens,
-            prices=self.price or [],
-            rates=self.rate or [],
-            budget_usd=self.budget_usd,
-            model_timeout=self.model_timeout,
-        )
-
-    def outputs(self) -> Outputs:
-        return Outputs(out_dir=self.out_dir, json_path=self.json_path, md_path=self.md_path)
 
     def names_a_new_run(self) -> bool:
         """Whether any option only a new run takes is given: a resume runs with the options
