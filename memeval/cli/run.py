@@ -95,6 +95,11 @@ def run(
     """
     flags = RunFlags.model_validate(ctx.params)
     stop_gently_on_sigterm()
+    _run(flags)
+
+
+def _run(flags: RunFlags) -> None:
+    """The run as the flags ask for it: check, plan, execute (or dispatch), conclude."""
     settings = load_settings()
     local = concurrency(flags.workers)
     baseline = _checked(flags, settings)
