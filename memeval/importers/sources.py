@@ -8,7 +8,7 @@ printed as a warning on stderr and the run goes on.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import yaml
@@ -19,15 +19,17 @@ from memeval.importers.pinning import Pin, check_pins, sha256_of
 from memeval.suites.scenario import Scenario
 
 
-def _locomo(path: Path) -> list[Scenario]:
-    return [locomo.scenario(conv) for conv in locomo.read(path)]
+def _locomo(path: Path) -> Iterator[Scenario]:
+    return (locomo.scenario(conv) for conv in locomo.conversations(path))
 
 
-def _longmemeval(path: Path) -> list[Scenario]:
-    return [longmemeval.scenario(inst, path, n) for n, inst in enumerate(longmemeval.read(path))]
+def _longmemeval(path: Path) -> Iterator[Scenario]:
+    return (
+        longmemeval.scenario(inst, path, n) for n, inst in enumerate(longmemeval.instances(path))
+    )
 
 
-BENCHMARKS: dict[str, tuple[Callable[[Path], list[Scenario]], tuple[Pin, ...]]] = {
+BENCHMARKS: dict[str, tuple[Callable[[Path], Iterator[Scenario]], tuple[Pin, ...]]] = {
     "locomo": (_locomo, locomo.PINS),
     "longmemeval": (_longmemeval, longmemeval.PINS),
 }
@@ -58,16 +60,18 @@ def warning(name: str, path: Path) -> str | None:
     return f"{path}: no pinned sha256 is known for {name}; this copy's is {sha256_of(path)}"
 
 
-def load(name: str, path: Path) -> list[Scenario]:
-    """The benchmark's cases, after its hash is checked (a mismatch only warns, on stderr)."""
+def load(name: str, path: Path) -> Iterator[Scenario]:
+    """The benchmark's cases as they are read, after its hash is checked (a mismatch only
+    warns, on stderr)."""
     note = warning(name, path)
     if note:
         print(f"warning: {note}", file=sys.stderr)
     return BENCHMARKS[name][0](path)
 
 
-def write(cases: list[Scenario], folder: Path) -> list[Path]:
-    """One YAML file per case, in the shape `memeval suites validate` and `--suite` read."""
+def write(cases: Iterable[Scenario], folder: Path) -> list[Path]:
+    """One YAML file per case, in the shape `memeval suites validate` and `--suite` read,
+    each written as soon as it is read, so an import holds one case at a time."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
