@@ -11,6 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
+from memeval.engines import idempotency
 from memeval.engines.types import (
     Assertion,
     BeliefReport,
@@ -92,8 +93,13 @@ class Engine:
     ) -> list[str]:
         """Load past turns (any role, any speaker) in one call, recalling nothing: a long
         history costs writes, not a pack per turn. Returns the ids `list` will show. The
-        default logs each turn through `post_turn`; engines with a bulk path override it."""
-        return [await self.post_turn(tenant, agent, thread, turn) for turn in turns]
+        default logs each turn through `post_turn`, each under its own write key (see
+        `idempotency.part`); engines with a bulk path override it."""
+        ids = []
+        for index, turn in enumerate(turns):
+            with idempotency.part(index):
+                ids.append(await self.post_turn(tenant, agent, thread, turn))
+        return ids
 
     async def start_session(
         self,

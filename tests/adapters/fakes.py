@@ -27,6 +27,7 @@ class Fault:
     delay: float = 0.0
     body: Any = None
     path: str = ""  # only requests whose path contains this
+    lost: bool = False  # serve the request first, then answer `status`: a reply lost on the way
 
 
 @dataclass
@@ -78,6 +79,8 @@ def record(app: FastAPI, wire: Wire) -> None:
         fault = wire.take(request.url.path)
         if fault is not None:
             await asyncio.sleep(fault.delay)
+            if fault.lost:
+                await call_next(request)
             if fault.status:
                 headers = {"Retry-After": fault.retry_after} if fault.retry_after else None
                 content = fault.body if fault.body is not None else {"error": "injected"}
