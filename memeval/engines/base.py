@@ -162,6 +162,36 @@ class EngineUnavailable(Exception):
     """
 
 
+class EngineRefused(Exception):
+    """The engine answered, but not with anything memeval can score: a 4xx other than a
+    documented "not found", or a reply that does not parse.
+
+    Not a memory failure (a refused recall says nothing about what the engine remembers), so
+    never scored; not transient either (the same call would be refused again), so not retried.
+    The case is an error naming engine, route, status and the vendor's code, and the same
+    refusal on a run's first cases stops the run (`memeval.runner.refusals`)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        engine: str = "",
+        route: str = "",
+        status: int | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.engine, self.route, self.status, self.code = engine, route, status, code
+
+    @property
+    def signature(self) -> str:
+        """What makes two refusals "the same": the engine, the method, the status and the
+        vendor's code (not the path, which may name the tenant)."""
+        method = self.route.split(" ", 1)[0] if self.route else "reply"
+        parts = [self.engine, method, str(self.status or "unparsed"), self.code or ""]
+        return " ".join(p for p in parts if p)
+
+
 class CreditsExhausted(Exception):
     """The engine's account has run out of credit (HTTP 402): no later case can succeed, so
     the run stops as "credits exhausted" instead of scoring every remaining case an error."""

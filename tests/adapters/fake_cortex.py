@@ -457,6 +457,7 @@ class FakeCortex:
     caller: str = CALLER
     whoami_route: bool = True  # False: a server from before the actor model
     wire: Wire = field(default_factory=Wire)
+    refused: dict[str, tuple[int, str]] = field(default_factory=dict)  # path -> status, code
 
     def app(self) -> FastAPI:
         app = FastAPI()
@@ -469,6 +470,8 @@ class FakeCortex:
         def gate(request: Request, actor: bool = True) -> None:
             if request.headers.get("authorization") != f"Bearer {self.key}":
                 raise Refused(401, "INVALID_TOKEN_SIGNATURE", "the bearer is not valid here")
+            if request.url.path in self.refused:
+                raise Refused(*self.refused[request.url.path])
             expected = self.caller if self.whoami_route else None
             if actor and request.headers.get("x-cortex-actor") != expected:
                 raise Refused(401, "ACTOR_MISMATCH", "X-Cortex-Actor must name the caller")

@@ -51,7 +51,11 @@ class Bridge(httpx2.AsyncBaseTransport):
         headers = {k: v for k, v in request.headers.items() if k.lower() not in NOT_FORWARDED}
         try:
             answered = await self.transport.call(
-                request.method, self.path, json=json.loads(raw) if raw else None, headers=headers
+                request.method,
+                self.path,
+                json=json.loads(raw) if raw else None,
+                headers=headers,
+                expect_json=False,  # an MCP answer may be an event stream or a bare 202
             )
         except Exception as exc:
             self.failure = self.failure or exc
