@@ -16,6 +16,7 @@ from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
 
+from memeval.engines.adapters.wire_facts import sourced
 from memeval.engines.registry import describe
 from memeval.errors import UsageError
 
@@ -56,6 +57,8 @@ def engines(
         notes = [f"[yellow]{n}[/]" for n in row.notes]
         if row.verified_against:
             notes.append(f"[dim]verified against: {row.verified_against}[/]")
+        if (facts := sourced(row.name)) is not None:
+            notes.append(f"[dim]wire facts sourced: {facts[0]} of {facts[1]}[/]")
         if row.error:
             notes.append(f"[red]{row.error}[/]")
         table.add_row(name, "\n".join([caps or "none", *notes]), "\n".join(settings) or "none")

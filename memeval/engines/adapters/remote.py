@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Collection
 from typing import Any, ClassVar, TypeVar
 
 import httpx
@@ -85,10 +86,12 @@ class RemoteEngine(Engine):
         json: Any = None,
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+        accept: Collection[int] = (),
     ) -> Any:
-        """`request` without connecting first: what `connect` itself uses."""
+        """`request` without connecting first: what `connect` itself uses; `accept` as for
+        `Transport.call`."""
         response = await self.transport.call(
-            method, path, json=json, params=params, headers=headers
+            method, path, json=json, params=params, headers=headers, accept=accept
         )
         return self.unwrap(decode(response, self.name))
 

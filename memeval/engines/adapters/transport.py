@@ -32,7 +32,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Generator, Iterator
+from collections.abc import Awaitable, Callable, Collection, Generator, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -50,6 +50,8 @@ from memeval.secrets import redact
 log = logging.getLogger(__name__)
 
 TRANSIENT_4XX = frozenset({408, 425, 429, 499})  # timeouts, too early, throttled, client gone
+NOT_CONFIGURED = frozenset({"SYNTHESIZER_UNCONFIGURED", "STORAGE_UNWIRED", "ANSWER_UNAVAILABLE"})
+"""503 codes CortexDB's SDK maps to "never retriable: the operator has to configure it"."""
 MAX_WAIT = 300.0  # default: a longer Retry-After pauses everyone and reruns the case later
 MASK = "***"
 
@@ -190,14 +192,19 @@ class Transport:
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         expect_json: bool = True,
+        accept: Collection[int] = (),
     ) -> httpx.Response:
         """An answered response, or one of this module's errors after the retries.
-        `expect_json=False` for a caller that reads other bodies (an MCP event stream)."""
+        `expect_json=False` for a caller that reads other bodies (an MCP event stream);
+        `accept`: statuses the vendor documents as an answer on this route (CortexDB's 408
+        `WAIT_TIMEOUT`: stored, not yet indexed), returned as they are."""
         where = f"{method} {path}"
         attempt = 0
         while True:
             began = time.perf_counter()
             response, failure = await self._attempt(method, path, json, params, headers)
+            if response is not None and response.status_code in accept:
+                return response
             if response is not None:
                 failure = self._verdict(where, response, expect_json)
                 if failure is None:
@@ -305,7 +312,10 @@ class Transport:
                 f"behind {self.key_env} is out of credit, or the call is not on its tier"
                 f"{self._detail(response)}"
             )
-        if transient(status) and not (isinstance(body, dict) and body.get("retriable") is False):
+        settled = code in NOT_CONFIGURED or (
+            isinstance(body, dict) and body.get("retriable") is False
+        )
+        if transient(status) and not settled:
             return f"answered {status}"
         raise RemoteError(
             f"{self.engine}: {where} answered {status}{f' {code}' if code else ''}"
