@@ -126,6 +126,11 @@ FACTS: dict[str, tuple[WireFact, ...]] = {
             "`memory/recall` with `{namespace, maxChunks}` is the SDK's document recall", SDK_TINY
         ),
         fact("`memory/recall` with a CortexDB recall body answers a pack", HOSTED),
+        fact(
+            "`memory/recall` takes only the SDK's body; another is 400 naming `namespace`",
+            SDK_TINY,
+            "recall_shape=sdk",
+        ),
         fact("the document API: `memory/insert`, `memory/query`, `memory/admin/delete`", SDK_TINY),
     ),
     "mem0": (
@@ -154,11 +159,11 @@ FACTS: dict[str, tuple[WireFact, ...]] = {
         fact("tools `memory_ingest`, `memory_query`, `memory_verify`, `memory_health`", VS_PLUGIN),
         fact("the namespace rides as `X-Namespace-ID`", VS_PLUGIN),
         fact(
-            "the client opens with `server/discover`, an older server only `initialize`",
+            "the client opens with `server/discover`; an older server answers it HTTP 400",
             MCP_SPEC,
-            "legacy",
+            "legacy=True",
         ),
-        fact("query results name assertions `assertion_id` (REST) or `id`", VS_DOCS, "id_field"),
+        fact("query results name an assertion `assertion_id` or `id`", VS_DOCS, "id_field=id"),
         fact("assertions are append-only claims with confidence and a lifecycle", VS_DOCS),
         fact("400, 401 and 404 are documented errors", VS_DOCS),
         fact("`memory_ingest` also extracts one assertion per ingest", None),
