@@ -22,7 +22,7 @@ from memeval.errors import UsageError
 
 out = Console()
 HTTP_TOKEN_ENV = "MEMEVAL_HTTP_TOKEN"
-TRANSPORT = ("timeout", "retries", "backoff")
+TRANSPORT = ("timeout", "retries", "backoff", "retry_after_max")
 
 
 def engines(
@@ -38,8 +38,9 @@ def engines(
     table = Table(
         title="engines",
         show_lines=True,
-        caption="Remote engines also read PREFIX_TIMEOUT, PREFIX_RETRIES and PREFIX_BACKOFF "
-        "(or ?timeout= ?retries= ?backoff=); --json lists everything.",
+        caption="Remote engines also read PREFIX_TIMEOUT, PREFIX_RETRIES, PREFIX_BACKOFF and "
+        "PREFIX_RETRY_AFTER_MAX (or ?timeout= ?retries= ?backoff= ?retry_after_max=); --json "
+        "lists everything.",
     )
     for column in ("engine", "capabilities", "settings"):
         table.add_column(column, overflow="fold")

@@ -87,14 +87,18 @@ def test_the_farm_counts_the_first_cases_across_workers_in_redis():
     assert stopped([case(REFUSAL), case(None, CaseStatus.done)]) is None
 
 
-def test_memeval_run_stops_with_exit_2_naming_the_engine(tmp_path: Path):
+@pytest.mark.parametrize(
+    "where", [("--in-process", "--workers", "1"), ("--pool", "threads", "--workers", "1")]
+)
+def test_memeval_run_stops_with_exit_2_naming_the_engine(tmp_path: Path, where: tuple[str, ...]):
+    """In process, and on the embedded farm (its workers flag the run in Redis)."""
     fake = FakeCortex(refused={"/v1/recall": (403, "CAPABILITY_REQUIRED")})
     suite = write_sample(tmp_path)
     with running(fake.app()) as url:
         engine = f"cortex?url={url}&enrich_wait=0&" + "&".join(f"{k}={v}" for k, v in FAST.items())
         done = run_cli(
             *("run", "--engine", engine, "--suite", f"locomo:{suite}", "--trials", "5"),
-            *("--in-process", "--workers", "1"),
+            *where,
             cwd=tmp_path,
             env={"CORTEX_API_KEY": KEY},
             timeout=240,
