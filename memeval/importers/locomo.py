@@ -17,13 +17,15 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memeval.errors import SuiteError
+from memeval.errors import SuiteError, UsageError
 from memeval.importers.pinning import Pin
+from memeval.scoring.kpis import APART
 from memeval.suites.scenario import FreeTurn, Probe, Scenario, Style, Thread
 
 PINS = (
@@ -53,6 +55,62 @@ class Category(IntEnum):
     @property
     def tag(self) -> str:
         return self.name.replace("_", "-")
+
+
+COUNTED = frozenset(
+    {Category.multi_hop, Category.temporal, Category.open_domain, Category.single_hop}
+)
+"""What published LoCoMo tables count: categories 1 to 4. The adversarial one is reported
+apart (its probes carry `APART`), unless `?categories=` names it."""
+
+
+AUDIT_FILE = Path(__file__).parent / "data" / "locomo_audit.json"
+GOLD_WRONG = "audit:gold-wrong"
+GOLD_KEPT = "audit:gold-kept"
+"""Probe tags on categories 1-4 (the audit's scope): the tag rows of a report then give each
+number without the audited questions (`audit:gold-kept`) beside the overall one with them."""
+
+
+class AuditedQuestion(BaseModel):
+    sample_id: str
+    qa_index: int = Field(ge=0)
+    category: Category
+    error: str
+
+
+class Audit(BaseModel):
+    about: str
+    source: dict[str, str]
+    key: str
+    questions: list[AuditedQuestion]
+
+    def wrong(self, sample_id: str) -> set[int]:
+        return {q.qa_index for q in self.questions if q.sample_id == sample_id}
+
+
+@cache
+def audit() -> Audit:
+    """The published audit's findings, shipped with memeval as facts (see its `source`)."""
+    return Audit.model_validate_json(AUDIT_FILE.read_text(encoding="utf-8"))
+
+
+def parse_categories(text: str) -> frozenset[Category]:
+    """`1,2,3,4,5`, `1-4` or `all`: the categories a run counts in its overall numbers."""
+    if text.strip() == "all":
+        return frozenset(Category)
+    chosen: set[Category] = set()
+    try:
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            low, _, high = part.partition("-")
+            chosen |= {Category(n) for n in range(int(low), int(high or low) + 1)}
+    except ValueError:
+        chosen = set()
+    if not chosen:
+        raise UsageError(
+            f"LoCoMo categories `{text}` are not numbers from 1 to 5",
+            fix="e.g. locomo:PATH?categories=1,2,3,4,5 (or 1-4, or all)",
+        )
+    return frozenset(chosen)
 
 
 class _Lenient(BaseModel):
@@ -214,10 +272,11 @@ def turn_id(dia_id: str) -> str:
     return dia_id.replace(":", "-")
 
 
-def scenario(conv: Conversation) -> Scenario:
+def scenario(conv: Conversation, counted: frozenset[Category] = COUNTED) -> Scenario:
     """One conversation, one scenario: each session a thread loaded in bulk at its recorded
     date, each question a probe that asks without being written to memory. An adversarial
-    question is an abstention probe: nothing in the conversation answers it as asked."""
+    question is an abstention probe: nothing in the conversation answers it as asked. A
+    question of a category not `counted` is tagged `APART`."""
     start = min(s.at for s in conv.sessions)
     threads = [
         Thread(
@@ -237,7 +296,12 @@ def scenario(conv: Conversation) -> Scenario:
         )
         for s in conv.sessions
     ]
-    probes = [_probe(n, qa) for n, qa in enumerate(conv.questions) if _askable(qa)]
+    wrong = audit().wrong(conv.id)
+    probes = [
+        _probe(n, qa, qa.category in counted, n in wrong)
+        for n, qa in enumerate(conv.questions)
+        if _askable(qa)
+    ]
     a, b = conv.speakers
     return Scenario(
         name=f"locomo-{conv.id}",
@@ -254,13 +318,16 @@ def _askable(qa: LocomoQuestion) -> bool:
     return qa.category is Category.adversarial or bool(qa.answer and qa.answer.strip())
 
 
-def _probe(n: int, qa: LocomoQuestion) -> Probe:
+def _probe(n: int, qa: LocomoQuestion, counted: bool, audited_wrong: bool) -> Probe:
+    tags = [f"category:{qa.category.tag}"]
+    if qa.category is not Category.adversarial:  # the audit's scope: categories 1 to 4
+        tags.append(GOLD_WRONG if audited_wrong else GOLD_KEPT)
     common: dict[str, Any] = {
         "id": f"q{n + 1}",
         "question": qa.question,
         "style": Style.paraphrase,  # questions reword what was said
         "evidence": [turn_id(e) for e in qa.evidence],
-        "tags": [f"category:{qa.category.tag}"],
+        "tags": [*tags, *([] if counted else [APART])],
     }
     if qa.category is Category.adversarial:
         return Probe(abstain=True, **common)

@@ -10,6 +10,7 @@ from memeval.engines.base import (
     Unsupported,
 )
 from memeval.engines.types import Capability, ConflictReport, QueryResult
+from memeval.llm.grading import hits_pack
 from memeval.results import CheckResult, CheckStatus, QueryLog
 from memeval.runner.answers import answer_query
 from memeval.runner.context import CaseContext
@@ -53,7 +54,7 @@ async def run_fixture(fixture: Fixture, engine: Engine, ctx: CaseContext) -> Non
             tags=query.tags,
         )
         ctx.result.queries.append(log)
-        await answer_query(query, result, log, ctx)
+        await answer_query(query, hits_pack(result), log, ctx)
         ctx.result.checks.extend(
             score_check(index, c, result, conflicts, engine.capabilities) for c in query.checks
         )
