@@ -36,6 +36,7 @@ from memeval.report.gate import enforce_gates
 from memeval.report.source import load_report
 from memeval.report.stored import require_run
 from memeval.results import RunReport
+from memeval.runner.refusals import stopped
 from memeval.store import Store
 from memeval.viewer.discovery import run_url, store_key
 from memeval_farm.farm import check_engine
@@ -213,6 +214,9 @@ def _conclude(
         raise typer.Exit(INTERRUPTED)
     if end.error is not None:
         raise end.error
+    refused = stopped(report.cases)
+    if refused is not None:
+        raise refused
     credits = outcome.credits_stop(report)
     if credits is not None:
         raise credits

@@ -11,6 +11,7 @@ from memeval.agent import ScriptedAgent, thread_turns
 from memeval.engines.base import (
     CreditsExhausted,
     Engine,
+    EngineRefused,
     EngineUnavailable,
     Unsupported,
     takes_question,
@@ -191,7 +192,7 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
         except Unsupported as exc:
             result.status = CheckStatus.unsupported
             result.error = str(exc)
-        except (EngineUnavailable, CreditsExhausted):  # infrastructure, or no credit: not memory
+        except (EngineUnavailable, CreditsExhausted, EngineRefused):  # not memory
             raise
         except Exception as exc:  # an engine bug is a memory failure: score it, keep going
             result.status = CheckStatus.error
