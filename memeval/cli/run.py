@@ -38,6 +38,7 @@ from memeval.report.gate import enforce_gates
 from memeval.report.source import load_report
 from memeval.report.stored import require_run
 from memeval.results import RunReport
+from memeval.runner.refusals import stopped
 from memeval.store import Store
 from memeval.summary import plural
 from memeval.viewer.discovery import run_url, store_key
@@ -82,6 +83,12 @@ def run(
     dry_run: opt.DryRun = False,
     fail_under: FailUnder = None,
     fail_on_regression: FailOnRegression = None,
+    deadline: opt.Deadline = None,
+    pack_tokens: opt.PackTokens = None,
+    pack_sections: opt.PackSections = None,
+    noise: opt.NoiseSizes = None,
+    needle: opt.Needle = None,
+    seed: opt.Seed = None,
 ) -> None:
     """Run the suites against an engine and print a summary.
 
@@ -92,6 +99,12 @@ def run(
     began = time.monotonic()
     flags = RunFlags.model_validate(ctx.params)
     stop_gently_on_sigterm()
+    _run(flags, began)
+
+
+def _run(flags: RunFlags, began: float) -> None:
+    """The run as the flags ask for it: check, plan, execute (or dispatch), conclude;
+    `began`: when the command started, for the summary's last line."""
     settings = load_settings()
     local = concurrency(flags.workers)
     baseline = _checked(flags, settings)
@@ -218,6 +231,9 @@ def _conclude(
         raise typer.Exit(INTERRUPTED)
     if end.error is not None:
         raise end.error
+    refused = stopped(report.cases)
+    if refused is not None:
+        raise refused
     credits = outcome.credits_stop(report)
     if credits is not None:
         raise credits

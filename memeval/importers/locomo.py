@@ -13,8 +13,8 @@ what is measured: an unreadable date or a sample without sessions is an error na
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
 from functools import cache
@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memeval.errors import SuiteError, UsageError
 from memeval.importers.pinning import Pin
+from memeval.importers.stream import json_items
 from memeval.scoring.kpis import APART
 from memeval.suites.scenario import FreeTurn, Probe, Scenario, Style, Thread
 
@@ -173,24 +174,13 @@ class Conversation(BaseModel):
 
 
 def read(path: Path) -> list[Conversation]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"cannot read the LoCoMo file: {exc}", path=path) from None
-    except json.JSONDecodeError as exc:
-        raise SuiteError(
-            f"not JSON: {exc.msg}",
-            path=path,
-            line=exc.lineno,
-            fix="give the published locomo10.json",
-        ) from None
-    if not isinstance(data, list) or not data:
-        raise SuiteError(
-            "a LoCoMo file is a non-empty JSON list of samples",
-            path=path,
-            fix="give the published locomo10.json",
-        )
-    return [_conversation(raw, path, n) for n, raw in enumerate(data)]
+    return list(conversations(path))
+
+
+def conversations(path: Path) -> Iterator[Conversation]:
+    """The file's conversations one at a time."""
+    for n, raw in enumerate(json_items(path, "LoCoMo", "give the published locomo10.json")):
+        yield _conversation(raw, path, n)
 
 
 def _conversation(raw: Any, path: Path, n: int) -> Conversation:

@@ -8,7 +8,7 @@ printed as a warning on stderr and the run goes on.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import parse_qsl
@@ -21,18 +21,20 @@ from memeval.importers.pinning import Pin, check_pins, sha256_of
 from memeval.suites.scenario import Scenario
 
 
-def _locomo(path: Path, options: dict[str, str]) -> list[Scenario]:
+def _locomo(path: Path, options: dict[str, str]) -> Iterator[Scenario]:
     counted = locomo.COUNTED
     if "categories" in options:
         counted = locomo.parse_categories(options["categories"])
-    return [locomo.scenario(conv, counted) for conv in locomo.read(path)]
+    return (locomo.scenario(conv, counted) for conv in locomo.conversations(path))
 
 
-def _longmemeval(path: Path, options: dict[str, str]) -> list[Scenario]:
-    return [longmemeval.scenario(inst, path, n) for n, inst in enumerate(longmemeval.read(path))]
+def _longmemeval(path: Path, options: dict[str, str]) -> Iterator[Scenario]:
+    return (
+        longmemeval.scenario(inst, path, n) for n, inst in enumerate(longmemeval.instances(path))
+    )
 
 
-Loader = Callable[[Path, dict[str, str]], list[Scenario]]
+Loader = Callable[[Path, dict[str, str]], Iterator[Scenario]]
 BENCHMARKS: dict[str, tuple[Loader, tuple[Pin, ...]]] = {
     "locomo": (_locomo, locomo.PINS),
     "longmemeval": (_longmemeval, longmemeval.PINS),
@@ -88,16 +90,18 @@ def warning(name: str, path: Path) -> str | None:
     return f"{path}: no pinned sha256 is known for {name}; this copy's is {sha256_of(path)}"
 
 
-def load(name: str, path: Path, options: dict[str, str] | None = None) -> list[Scenario]:
-    """The benchmark's cases, after its hash is checked (a mismatch only warns, on stderr)."""
+def load(name: str, path: Path, options: dict[str, str] | None = None) -> Iterator[Scenario]:
+    """The benchmark's cases as they are read, after its hash is checked (a mismatch only
+    warns, on stderr)."""
     note = warning(name, path)
     if note:
         print(f"warning: {note}", file=sys.stderr)
     return BENCHMARKS[name][0](path, options or {})
 
 
-def write(cases: list[Scenario], folder: Path) -> list[Path]:
-    """One YAML file per case, in the shape `memeval suites validate` and `--suite` read."""
+def write(cases: Iterable[Scenario], folder: Path) -> list[Path]:
+    """One YAML file per case, in the shape `memeval suites validate` and `--suite` read,
+    each written as soon as it is read, so an import holds one case at a time."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable, Unsupported
+from memeval.engines.base import (
+    CreditsExhausted,
+    Engine,
+    EngineRefused,
+    EngineUnavailable,
+    Unsupported,
+)
 from memeval.engines.types import Capability, ConflictReport, QueryResult
 from memeval.llm.grading import hits_pack
 from memeval.results import CheckResult, CheckStatus, QueryLog
@@ -21,7 +27,7 @@ async def run_fixture(fixture: Fixture, engine: Engine, ctx: CaseContext) -> Non
         try:
             result = await _ask(engine, tenant, query, ctx)
             conflicts = await _conflicts(engine, tenant, query, ctx)
-        except (EngineUnavailable, CreditsExhausted):  # infrastructure, or no credit: not memory
+        except (EngineUnavailable, CreditsExhausted, EngineRefused):  # not memory
             raise
         except Exception as exc:  # an engine failure on a query fails its checks, nothing more
             status = CheckStatus.unsupported if isinstance(exc, Unsupported) else CheckStatus.error

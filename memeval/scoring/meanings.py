@@ -49,6 +49,11 @@ MEANINGS: dict[str, Meaning] = {
         "expected answer.",
         PROBE,
     ),
+    "host_pack_hit": Meaning(
+        "Pack hit on the view the host would paste under --deadline, --pack-tokens or "
+        "--pack-sections, next to pack_hit.",
+        "scored probes run with host limits",
+    ),
     "mrr": Meaning(
         "Mean reciprocal rank of the first pack unit holding an expected answer (0 if none).",
         PROBE,
@@ -152,6 +157,27 @@ MEANINGS: dict[str, Meaning] = {
         "Share of those conflict probes whose pack holds one of the answers they accept.",
         "scored conflict probes that list accepted answers",
     ),
+    "erase_failures": Meaning(
+        "Share of face searches, after a forget by id or of the whole tenant, that found a "
+        "canary (or a listing that never settled).",
+        "face searches after a forget (faces the engine lacks excepted)",
+    ),
+    "cross_tenant_leaks": Meaning(
+        "Share of face searches in another tenant that found a canary.",
+        "face searches of another tenant",
+    ),
+    "forget_write_supported": Meaning(
+        "Share of audited cases whose engine could forget one write.",
+        "cases with an erase audit by write id",
+    ),
+    "probe_turns_kept": Meaning(
+        "Share of logged probe questions that stayed in memory after scoring.",
+        "probes whose question was logged",
+    ),
+    "injected_copies": Meaning(
+        "Share of face searches that found a stored copy of an injected context block.",
+        "face searches of the loop guard",
+    ),
     "tokens_per_correct": Meaning(
         "Pack tokens spent per right answer (the model's where one answered, else the "
         "extractive one).",
@@ -178,7 +204,21 @@ MEANINGS: dict[str, Meaning] = {
         "Share of pre_turn calls slower than 1 s, which would stall an agent's reply.",
         "pre_turn calls",
     ),
+    "deadline_timeout_rate": Meaning(
+        "Share of probe packs that arrived after the host's deadline (--deadline).",
+        "probes run with a deadline",
+    ),
     "probe_p50": Meaning("Median time to answer a probe (pack or query).", "probe calls"),
     "probe_p95": Meaning("95th percentile time to answer a probe.", "probe calls"),
     "build_ms": Meaning("Mean time of build_beliefs.", "build_beliefs calls"),
+    "write_to_ranked_p50": Meaning(
+        "Median time from a write's ack to the first pack that ranks it.", "timed writes ranked"
+    ),
+    "write_to_ranked_p95": Meaning(
+        "95th percentile time from a write's ack to the first pack that ranks it.",
+        "timed writes ranked",
+    ),
+    "unranked_rate": Meaning(
+        "Share of timed writes that no pack ranked within the settle timeout.", "timed writes"
+    ),
 }
