@@ -12,6 +12,7 @@ from rich.table import Table
 
 from memeval.errors import UsageError
 from memeval.importers import sources
+from memeval.runner.context import engine_tenants
 from memeval.suites.catalog import count, resolve
 from memeval.suites.loader import document_schema, load_paths
 
@@ -64,7 +65,14 @@ def validate(
 ) -> None:
     """Check user-written suite files; exit code 2 and a located message on the first error."""
     loaded = load_paths(paths)
-    out.print(f"[green]ok[/]: {len(loaded)} cases in {len({c.path for c in loaded})} files")
+    try:
+        tenants = engine_tenants((c.case for c in loaded), run_id="RUN")
+    except ValueError as exc:  # unreachable while tenant ids are escaped; said plainly if not
+        raise UsageError(str(exc), fix="rename one of the two cases") from None
+    out.print(
+        f"[green]ok[/]: {len(loaded)} cases in {len({c.path for c in loaded})} files, "
+        f"{len(tenants)} engine tenants, all distinct"
+    )
 
 
 @app.command()
