@@ -8,15 +8,23 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memeval.suites.fixture import Assertion
+from memeval.text import mended
 
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mended(cls, data: Any) -> Any:
+        """Engine answers and `memeval serve` bodies are outside text: a lone surrogate in
+        them becomes U+FFFD here, before it can reach a store, a report or a reply."""
+        return mended(data)
 
 
 class Capability(StrEnum):

@@ -15,6 +15,7 @@ import httpx
 from pydantic import BaseModel, SecretStr
 
 from memeval.llm.errors import KEY_VARS, AuthError, MaybeBilled, Rejected, Transient, classify
+from memeval.text import mended
 
 OPENROUTER = "https://openrouter.ai/api/v1"
 BASE_URL_VAR = "MEMEVAL_LLM_BASE_URL"
@@ -166,7 +167,7 @@ class LlmClient:
         except httpx.TransportError as exc:
             raise MaybeBilled(f"{method} {path} failed: {type(exc).__name__}") from None
         try:
-            body: Any = response.json()
+            body: Any = mended(response.json())  # a lone surrogate is mended, not a crash later
         except ValueError:
             body = None
         if response.status_code >= 400:
