@@ -3,6 +3,8 @@ same rows and numbers the markdown reports hold."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -23,6 +25,7 @@ from memeval.report.compare_markdown import (
 from memeval.report.numbers import kpi_number, pct
 from memeval.results import RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
+from memeval.summary import short_reason
 
 
 def print_summary(report: RunReport, console: Console) -> None:
@@ -53,6 +56,10 @@ def print_summary(report: RunReport, console: Console) -> None:
     bad = [c for c in report.cases if c.status.value != "done"]
     if bad or report.missing:
         console.print(f"[yellow]{len(bad)} cases not done, {len(report.missing)} missing[/]")
+        for (status, reason), n in Counter((c.status.value, c.error or "") for c in bad).items():
+            why = escape(short_reason(reason)) if reason else "no reason was recorded"
+            cases = f"{n} case" + ("" if n == 1 else "s")
+            console.print(f"  [red]{status}[/] ({cases}): {why}", highlight=False)
     notes = ((partial_note(report), "yellow"), (infra_note(report), "dim"))
     for note, style in (*notes, (overbilling_note(report), "red")):
         if note is not None:

@@ -154,7 +154,8 @@ def _in_process(store: Store, planned: PlannedRun, how: Execution, shared: OpenS
         store.upsert_case_result(result)
         if how.verbose:
             where = f"{result.case_id}#{result.trial}"
-            how.console.print(case_line(result.status, result.score, where), highlight=False)
+            line = case_line(result.status, result.score, where, result.error)
+            how.console.print(line, highlight=False)
 
     asyncio.run(
         run_plan(

@@ -234,7 +234,8 @@ def _drive(
         if verbose:
             for key, state in new:
                 where = f"{labels.get(key.run_id, '')}{ref_key(key.case)}"
-                console.print(case_line(state.status, state.score, where), highlight=False)
+                line = case_line(state.status, state.score, where, state.error)
+                console.print(line, highlight=False)
         progress.update(
             bar,
             completed=len(landings.landed),

@@ -14,6 +14,11 @@
 -- its settled spend leaves less than the smallest hold with nothing in flight, which closes
 -- it so that no later, smaller call sneaks in.
 redis.replicate_commands()
+-- Every increment goes through `add`: Lua writes a negated zero (a free call's hold) as "-0",
+-- which HINCRBY refuses as "not an integer", so a free model failed every case.
+local function add(hash, field, by)
+  redis.call('HINCRBY', hash, field, string.format('%d', by))
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local id, amount, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[4]
@@ -35,8 +40,8 @@ for i = 0, scopes - 1 do
   for _, hid in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now)) do
     local held = tonumber(redis.call('HGET', holds, hid))
     if held then
-      redis.call('HINCRBY', state, 'reserved', -held)
-      redis.call('HINCRBY', state, 'spent', held)
+      add(state, 'reserved', -held)
+      add(state, 'spent', held)
       redis.call('HSET', lapsed, hid, held)
       redis.call('HDEL', holds, hid)
     end
@@ -111,7 +116,7 @@ end
 
 leave_queues()
 for i = 0, scopes - 1 do
-  redis.call('HINCRBY', key(i, 1), 'reserved', grant)
+  add(key(i, 1), 'reserved', grant)
   redis.call('HSET', key(i, 2), id, grant)
   redis.call('ZADD', key(i, 3), now + tonumber(ARGV[3]), id)
   for k = 1, 4 do
