@@ -132,7 +132,8 @@ class LlmClient:
                 truncated=choice.get("finish_reason") == "length",
             )
         except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise Transient(f"malformed completion: {type(exc).__name__}: {exc}") from None
+            # A 200 is a billed answer even when it cannot be read: it counts at its hold.
+            raise MaybeBilled(f"malformed completion: {type(exc).__name__}: {exc}") from None
 
     async def key_info(self) -> KeyInfo | None:
         """The key's limits, or None where the server has no such endpoint (not OpenRouter)."""
@@ -177,8 +178,8 @@ class LlmClient:
                 _retry_after(response.headers.get("retry-after")),
                 env_var=self.env_var,
             )
-        if not isinstance(body, dict):
-            raise Transient(f"{method} {path} answered {response.status_code} without JSON")
+        if not isinstance(body, dict):  # answered, maybe billed, unreadable: counted at the hold
+            raise MaybeBilled(f"{method} {path} answered {response.status_code} without JSON")
         return body
 
 

@@ -10,9 +10,9 @@
 -- (waiting for in-flight holds to settle if need be); once it does not, the tail of the budget
 -- is handed out whole to one caller at a time, as long as it covers the smallest hold.
 -- Returns {1, held} held; {0, i} wait: scope i's in-flight holds fill the room (settling them
--- may free it), or an older caller is waiting first; {-1, i} refused: scope i is closed, or
--- its settled spend leaves less than the smallest hold with nothing in flight, which closes
--- it so that no later, smaller call sneaks in.
+-- may free it), or its first call has not settled yet, or an older caller is waiting first;
+-- {-1, i} refused: scope i is closed, or its settled spend leaves less than the smallest hold
+-- with nothing in flight, which closes it so that no later, smaller call sneaks in.
 redis.replicate_commands()
 -- Every increment goes through `add`: Lua writes a negated zero (a free call's hold) as "-0",
 -- which HINCRBY refuses as "not an integer", so a free model failed every case.
@@ -53,7 +53,7 @@ local wait = -1
 local grant = amount
 for i = 0, scopes - 1 do
   local state = key(i, 1)
-  local v = redis.call('HMGET', state, 'cap', 'spent', 'reserved', 'closed')
+  local v = redis.call('HMGET', state, 'cap', 'spent', 'reserved', 'closed', 'calls')
   if not v[1] then
     return redis.error_reply('budget ' .. state .. ' was never opened')
   end
@@ -81,6 +81,11 @@ for i = 0, scopes - 1 do
     if wait < 0 and free < need then
       wait = i
     end
+  end
+  -- Until one billed call has settled, one hold at a time: its bill shows whether holds bound
+  -- this service at all, before a crowd of calls can each be billed past theirs.
+  if wait < 0 and reserved > 0 and not v[5] then
+    wait = i
   end
 end
 
