@@ -77,7 +77,7 @@ def dispatch_detached(
         opener(str(shared.conf.result_backend))
     if planned.jobs:
         preflight_fleet(shared, settings, store, planned.jobs, console)
-        dispatch(shared, planned.run_id, planned.jobs)
+        dispatch(shared, planned.run_id, planned.jobs, prefix=settings.key_prefix)
 
 
 def execute(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> RunEnd:

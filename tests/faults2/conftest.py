@@ -1,5 +1,7 @@
-"""The model tests' Redis fixtures (tagged keys, removed after each test)."""
+"""The farm tests' fixtures (a private store, a namespace of its own on the machine's Redis)
+and the model tests' tagged Redis keys."""
 
-from tests.llm.conftest import redis_url, tag
+from tests.farm.conftest import farm, namespace, redis_url, shared
+from tests.llm.conftest import tag
 
-__all__ = ["redis_url", "tag"]
+__all__ = ["farm", "namespace", "redis_url", "shared", "tag"]

@@ -179,7 +179,7 @@ def _drive(
     say(f"[dim]dispatching {len(jobs)} cases…[/]")
     try:
         identity = identify(broker)
-        task_ids = dispatch(app, run_id, jobs)
+        task_ids = dispatch(app, run_id, jobs, prefix=settings.key_prefix)
     except BROKER_FAULTS as exc:
         for each in run_ids:
             finalize(store, each, RunStatus.interrupted)

@@ -30,6 +30,7 @@ from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
 from memeval_farm import metrics
 from memeval_farm.aggregate import finalize, summary
+from memeval_farm.fence import SUPERSEDED, Fence
 from memeval_farm.halt import NOT_RUN, Halts
 from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
 from memeval_farm.redis_state import answerer_for, limited_engine
@@ -42,6 +43,13 @@ log = logging.getLogger(__name__)
 
 def register(app: Celery, settings: FarmSettings) -> None:
     halts = Halts(settings.key_prefix)
+    fence = Fence(settings.key_prefix)
+
+    def superseded(run_id: str, epoch: str | None, what: str) -> bool:
+        if fence.current(getattr(app.backend, "client", None), run_id, epoch):
+            return False
+        log.info("run %s: %s %s", run_id, what, SUPERSEDED)
+        return True
 
     def run_case_task(
         task: Task,
@@ -52,6 +60,7 @@ def register(app: Celery, settings: FarmSettings) -> None:
         engine: str,
         case: dict[str, Any],
         options: dict[str, Any],
+        epoch: str | None = None,
     ) -> dict[str, Any]:
         job = CaseJob(
             run_id=run_id,
@@ -63,6 +72,8 @@ def register(app: Celery, settings: FarmSettings) -> None:
         status = RUNTIME.run_status(run_id)
         if status is RunStatus.interrupted:
             return job.reference()  # Ctrl-C'd: a worker that missed the revoke skips it too
+        if superseded(run_id, epoch, f"case {case_id}#{trial} not run:"):
+            return job.reference()
         if status is None:  # the run was written to another store than this worker's
             log.error(
                 "run %s is not in this worker's results store (%s): MEMEVAL_DATABASE_URL "
@@ -74,6 +85,11 @@ def register(app: Celery, settings: FarmSettings) -> None:
             raise retry(task, settings)
         metrics.case_started(run_id, engine)
         result = execute(task, job, settings, halts)
+        if superseded(run_id, epoch, f"case {case_id}#{trial} not stored:"):
+            return job.reference()
+        if RUNTIME.run_status(run_id) is not RunStatus.running:  # a closed run's rows stay
+            log.info("run %s is closed: case %s#%d not stored", run_id, case_id, trial)
+            return job.reference()
         try:
             RUNTIME.store.upsert_case_result(result)
         except OperationalError as exc:  # the store is infrastructure too: retry the case
@@ -81,15 +97,20 @@ def register(app: Celery, settings: FarmSettings) -> None:
         metrics.case_finished(result, job.options.llm.model if job.options.llm else None)
         return job.reference()
 
-    def finish_run_task(_refs: list[dict[str, Any]], run_id: str) -> dict[str, object]:
+    def finish_run_task(
+        _refs: list[dict[str, Any]], run_id: str, epoch: str | None = None
+    ) -> dict[str, object]:
+        """An earlier dispatch's chord leaves the run to the latest one's."""
+        if superseded(run_id, epoch, "the closing step of an earlier dispatch skipped:"):
+            return {"run_id": run_id, "superseded": True}
         return summary(finalize(RUNTIME.store, run_id))
 
     def finish_sweep_task(
-        _refs: list[dict[str, Any]], run_ids: list[str]
+        _refs: list[dict[str, Any]], run_ids: list[str], epochs: dict[str, str] | None = None
     ) -> list[dict[str, object]]:
         """A sweep's runs share one chord, so that one budget and one queue cover them all;
         each run is still folded and closed on its own, as idempotently as `finish_run`."""
-        return [summary(finalize(RUNTIME.store, run_id)) for run_id in run_ids]
+        return [finish_run_task(_refs, run_id, (epochs or {}).get(run_id)) for run_id in run_ids]
 
     app.task(
         name=RUN_CASE,
