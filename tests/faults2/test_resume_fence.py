@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 
+import redis
+
 from tests.farm.conftest import Farm, stop, wait_for
 from tests.llm.server import KEY, FakeOpenRouter
 
@@ -54,3 +56,27 @@ def test_a_resume_fences_the_messages_an_earlier_dispatch_left(shared: Farm) -> 
         q.get("model_answer") is not None for (p,) in payloads for q in json.loads(p)["queries"]
     )
     assert calls == answers > 0, "every call the model service saw belongs to one pass"
+
+
+def test_a_detached_run_whose_chord_was_lost_is_closed_by_its_last_case(
+    shared: Farm, redis_url: str, namespace: str
+) -> None:
+    detached = shared.run("run", "--detach", "--dimension", "temporal", "--label", "nochord")
+    assert detached.returncode == 0, detached.stdout + detached.stderr
+    run_id = detached.stdout.split()[-1]
+    client = redis.Redis.from_url(redis_url)
+    sizes = list(client.scan_iter(f"{namespace}:celery-taskset-meta-*.s"))
+    assert sizes, "no chord state to lose"
+    client.delete(*sizes)  # what a Redis restored from an older append-only file lacks
+    client.close()
+    worker = shared.start("worker", "--concurrency", "2", log="worker.log")
+    try:
+        wait_for(
+            lambda: shared.rows("select status from runs where id = ?", run_id) == [("finished",)],
+            180,
+            "the run's last case to close it",
+        )
+    finally:
+        stop(worker)
+    rows = shared.rows("select count(*) from case_results where run_id = ?", run_id)
+    assert rows == [(10,)]

@@ -29,7 +29,7 @@ from memeval.secrets import redact
 from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
 from memeval_farm import metrics
-from memeval_farm.aggregate import finalize, summary
+from memeval_farm.aggregate import all_landed, finalize, summary
 from memeval_farm.fence import SUPERSEDED, Fence
 from memeval_farm.halt import NOT_RUN, Halts
 from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
@@ -95,6 +95,8 @@ def register(app: Celery, settings: FarmSettings) -> None:
         except OperationalError as exc:  # the store is infrastructure too: retry the case
             raise retry(task, settings, exc) from exc
         metrics.case_finished(result, job.options.llm.model if job.options.llm else None)
+        if all_landed(RUNTIME.store, run_id):  # the last case closes its run, chord or none
+            finalize(RUNTIME.store, run_id)
         return job.reference()
 
     def finish_run_task(
