@@ -96,7 +96,17 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     for section in sections:
         if section:
             out += ["", *section]
-    return "\n".join(out).rstrip() + "\n"
+    return visible("\n".join(out).rstrip() + "\n")
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """`text` with every control character but the newline and tab written as `\\xNN`: a
+    report quotes suite and engine text, and an ESC sequence in it would recolour, move or
+    retitle the terminal of whoever `cat`s the file."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _headline(ci_: RunIntervals, composite: str, partial: bool = False) -> list[str]:

@@ -313,7 +313,16 @@ def _files(root: Path) -> list[Path]:
     if root.is_file():
         return [root]
     if root.is_dir():
-        return sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        found = sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        inside = root.resolve()
+        for path in found:
+            if not path.resolve().is_relative_to(inside):
+                raise SuiteError(
+                    f"is a link to {path.resolve()}, outside the suite folder {root}",
+                    path=path,
+                    fix="copy the file into the folder, or pass it as a path of its own",
+                )
+        return found
     raise SuiteError(
         "no such file or folder", path=root, fix="give a suite name or an existing path"
     )
