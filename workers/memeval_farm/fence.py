@@ -12,6 +12,7 @@ epoch (sent by an older memeval) runs only while its run has none.
 from __future__ import annotations
 
 import secrets
+from datetime import UTC, datetime
 
 import redis
 
@@ -30,21 +31,32 @@ class Fence:
         return f"{self.prefix}memeval:epoch:{run_id}"
 
     def advance(self, client: redis.Redis | None, run_id: str) -> str:
-        """A new epoch for `run_id`, written before its messages are sent."""
+        """A new epoch for `run_id`, written (with when it began) before its messages are sent."""
         epoch = secrets.token_hex(6)
         if client is not None:
-            client.set(self.key(run_id), epoch, ex=KEY_TTL_S)
+            began = datetime.now(UTC).timestamp()
+            client.set(self.key(run_id), f"{epoch} {began}", ex=KEY_TTL_S)
         return epoch
+
+    def _read(self, client: redis.Redis | None, run_id: str) -> tuple[str, datetime] | None:
+        if client is None:
+            return None
+        try:
+            raw = client.get(self.key(run_id))
+        except BROKER_FAULTS:
+            return None
+        if raw is None:
+            return None
+        epoch, _, began = (raw.decode() if isinstance(raw, bytes) else raw).partition(" ")
+        return epoch, datetime.fromtimestamp(float(began or 0), UTC)
 
     def current(self, client: redis.Redis | None, run_id: str, epoch: str | None) -> bool:
         """Whether a message sent with `epoch` is still the run's latest. A Redis that does not
         answer fences nothing: the run's status in the store still guards its rows."""
-        if client is None:
-            return True
-        try:
-            raw = client.get(self.key(run_id))
-        except BROKER_FAULTS:
-            return True
-        if raw is None:
-            return True
-        return (raw.decode() if isinstance(raw, bytes) else raw) == epoch
+        read = self._read(client, run_id)
+        return read is None or read[0] == epoch
+
+    def began(self, client: redis.Redis | None, run_id: str) -> datetime | None:
+        """When the run's latest dispatch began, or None where no epoch can be read."""
+        read = self._read(client, run_id)
+        return None if read is None else read[1]

@@ -30,6 +30,7 @@ from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
 from memeval_farm import metrics
 from memeval_farm.aggregate import all_landed, finalize, summary
+from memeval_farm.attempts import next_attempt
 from memeval_farm.fence import SUPERSEDED, Fence
 from memeval_farm.halt import NOT_RUN, Halts
 from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
@@ -95,8 +96,9 @@ def register(app: Celery, settings: FarmSettings) -> None:
         except OperationalError as exc:  # the store is infrastructure too: retry the case
             raise retry(task, settings, exc) from exc
         metrics.case_finished(result, job.options.llm.model if job.options.llm else None)
-        if all_landed(RUNTIME.store, run_id):  # the last case closes its run, chord or none
-            finalize(RUNTIME.store, run_id)
+        began = fence.began(getattr(app.backend, "client", None), run_id)
+        if began is not None and all_landed(RUNTIME.store, run_id, began):
+            finalize(RUNTIME.store, run_id)  # the last case closes its run, chord or none
         return job.reference()
 
     def finish_run_task(
@@ -147,9 +149,11 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
     halted = halts.reason(client, job.run_id)
     if halted is not None:
         return job.failed(f"{NOT_RUN}: {halted}", started, CaseStatus.skipped_credits)
+    key = f"{job.run_id}:{job.case.id}#{job.trial}"
+    attempt = next_attempt(client, settings.key_prefix, key, task.request.retries)
     try:
         return RUNTIME.run(
-            case_with_limits(job, str(task.app.conf.result_backend), task.request.retries),
+            case_with_limits(job, str(task.app.conf.result_backend), attempt),
             timeout=settings.case_timeout,
         )
     except CreditsExhausted as exc:
@@ -158,11 +162,11 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
             halts.raise_flag(client, job.run_id, reason)
         return job.failed(reason, started, CaseStatus.skipped_credits)
     except (EngineUnavailable, *REDIS_FAULTS) as exc:
-        attempt = task.request.retries
-        if attempt < settings.retries:
+        tries = task.request.retries
+        if tries < settings.retries:
             raise retry(task, settings, exc) from exc
         what = "the farm's Redis failed" if isinstance(exc, REDIS_FAULTS) else "engine unavailable"
-        reason = f"{what} after {attempt + 1} attempts: {exc}"
+        reason = f"{what} after {tries + 1} attempts: {exc}"
     except (TimeoutError, SoftTimeLimitExceeded):
         reason = f"the case did not finish within {settings.case_timeout:g}s"
     except Exception as exc:  # a crashing case is a result, so the chord still completes
@@ -174,13 +178,13 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
             redact(traceback.format_exc()),
         )
         reason = f"{type(exc).__name__}: {exc}"
-    return job.failed(redact(reason), started, attempt=task.request.retries)
+    return job.failed(redact(reason), started, attempt=attempt)
 
 
 async def case_with_limits(job: CaseJob, redis_url: str, attempt: int = 0) -> CaseResult:
     """The case behind the global rate limiter and with the run's answering model, both kept
-    in the farm's Redis so every worker on every machine shares them. `attempt` is the task's
-    retry count, so each retry runs on a fresh tenant."""
+    in the farm's Redis so every worker on every machine shares them. `attempt` counts the
+    case's executions (`memeval_farm.attempts`), so each runs on a fresh tenant."""
     async with (
         limited_engine(RUNTIME.engine(job.engine), job.options.rates, redis_url) as limited,
         answerer_for(
