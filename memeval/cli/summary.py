@@ -9,7 +9,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
+from memeval.report.caveats import (
+    composite_title,
+    infra_note,
+    overbilling_note,
+    partial_note,
+    spend_note,
+)
 from memeval.report.compare import CompareReport, Comparison, Verdict
 from memeval.report.compare_markdown import (
     FLIP_HEADER,
@@ -60,7 +66,11 @@ def print_summary(report: RunReport, console: Console) -> None:
             why = escape(short_reason(reason)) if reason else "no reason was recorded"
             cases = f"{n} case" + ("" if n == 1 else "s")
             console.print(f"  [red]{status}[/] ({cases}): {why}", highlight=False)
-    notes = ((partial_note(report), "yellow"), (infra_note(report), "dim"))
+    notes = (
+        (partial_note(report), "yellow"),
+        (infra_note(report), "dim"),
+        (spend_note(report), "yellow"),
+    )
     for note, style in (*notes, (overbilling_note(report), "red")):
         if note is not None:
             console.print(f"[{style}]{escape(note)}[/]", highlight=False)

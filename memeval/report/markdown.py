@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 
 from memeval.llm.judge import JUDGE_PROMPT_VERSION, SYSTEM
-from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
+from memeval.report.caveats import (
+    composite_title,
+    infra_note,
+    overbilling_note,
+    partial_note,
+    spend_note,
+)
 from memeval.report.intervals import RunIntervals, run_intervals
 from memeval.report.numbers import DASH, ci, kpi_number, ms, number, pct
 from memeval.report.scorecard import COMPOSITE, PACK_HIT
@@ -81,6 +87,8 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
         out += ["", f"**P{partial[1:]}.** Resume the run to score them."]
     if infra is not None:
         out += ["", f"I{infra[1:]}."]
+    if (spent := spend_note(report)) is not None:
+        out += ["", f"M{spent[1:]}."]
     if (overbilled := overbilling_note(report)) is not None:
         out += ["", f"**W{overbilled[1:]}.**"]
     sections = [

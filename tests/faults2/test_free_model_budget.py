@@ -18,6 +18,7 @@ import pytest
 from rich.console import Console
 
 from memeval.cli.summary import print_summary
+from memeval.report.markdown import render
 from memeval.results import CaseStatus
 from memeval.runner import failed_result
 from memeval.suites.catalog import resolve
@@ -113,3 +114,23 @@ def test_every_case_errors_reason_reaches_the_terminal() -> None:
     assert "error (2 cases): engine said no" in shown, shown
     line = case_line(CaseStatus.error, None, "x#0", "ResponseError: the budget\nscript")
     assert line.endswith("ResponseError: the budget[/]"), line
+
+
+def test_the_share_of_model_spend_that_reached_a_score_is_reported() -> None:
+    cases = [c.case for c in resolve("dimensions").cases[:2]]
+    now = datetime.now(UTC)
+    scored = failed_result(cases[0], run_id="r", trial=0, engine="naive", reason="",
+                           started_at=now, status=CaseStatus.done)  # fmt: skip
+    scored.error, scored.score, scored.answerer_usd_micros = None, 1.0, 300
+    skipped = failed_result(cases[1], run_id="r", trial=0, engine="naive", reason="budget",
+                            started_at=now, status=CaseStatus.skipped_budget)  # fmt: skip
+    skipped.answerer_usd_micros = 700
+    report = build_report(
+        run_id="r", label="r", engine="naive", suite="dimensions", started_at=now,
+        finished_at=now, cases=[scored, skipped], planned=[f"{c.id}#0" for c in cases],
+    )  # fmt: skip
+    console = Console(width=200, record=True)
+    print_summary(report, console)
+    said = "model spend: 30.0% of $0.0010 reached a score; $0.0007 bought answers"
+    assert said in console.export_text()
+    assert "M" + said[1:] in render(report)
