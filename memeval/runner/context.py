@@ -30,6 +30,11 @@ class RunOptions(BaseModel):
     rates: list[Rate] = Field(
         default_factory=list, description="Global rate limits; the engine one throttles it."
     )
+    refused_stop: int = Field(
+        default=3,
+        ge=0,
+        description="Stop the run (exit 2) when its first N cases are refused alike; 0: never.",
+    )
 
 
 _ESCAPES = {"_": "__", ".": "_d", "-": "_h", "/": "_s"}
