@@ -183,6 +183,7 @@ def main() -> None:
     parser.add_argument("--malformed", type=float, default=0.05)
     parser.add_argument("--edge-status", type=float, default=0.05)
     parser.add_argument("--long-wait", type=float, default=0.01)
+    parser.add_argument("--lone-surrogate", type=float, default=0.0)
     args = parser.parse_args()
     plan = FaultPlan(
         seed=args.seed,
@@ -192,6 +193,7 @@ def main() -> None:
         malformed=args.malformed,
         edge_status=args.edge_status,
         long_wait=args.long_wait,
+        lone_surrogate=args.lone_surrogate,
         long_retry_after=2 * MAX_WAIT,
         hold=2 * CLIENT_TIMEOUT,
     )
