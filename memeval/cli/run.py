@@ -80,6 +80,12 @@ def run(
     dry_run: opt.DryRun = False,
     fail_under: FailUnder = None,
     fail_on_regression: FailOnRegression = None,
+    deadline: opt.Deadline = None,
+    pack_tokens: opt.PackTokens = None,
+    pack_sections: opt.PackSections = None,
+    noise: opt.NoiseSizes = None,
+    needle: opt.Needle = None,
+    seed: opt.Seed = None,
 ) -> None:
     """Run the suites against an engine and print a summary.
 
@@ -90,6 +96,11 @@ def run(
     """
     flags = RunFlags.model_validate(ctx.params)
     stop_gently_on_sigterm()
+    _run(flags)
+
+
+def _run(flags: RunFlags) -> None:
+    """The run as the flags ask for it: check, plan, execute (or dispatch), conclude."""
     settings = load_settings()
     local = concurrency(flags.workers)
     baseline = _checked(flags, settings)

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from itertools import chain
 
 from memeval.engines.types import Usage
-from memeval.results import CaseResult, CaseStatus, Kpi, Phase, ProbeResult, UsageWindow
+from memeval.results import (
+    CaseResult,
+    CaseStatus,
+    CheckStatus,
+    EraseCheck,
+    Kpi,
+    Phase,
+    ProbeResult,
+    UsageWindow,
+)
 from memeval.scoring.spend import usage_union
 from memeval.suites.fixture import WEIGHTS, Dimension
 
@@ -106,6 +115,13 @@ def _pre_turns(c: CaseResult) -> list[float]:
     return [t.ms for t in c.timings if t.call == "pre_turn" and t.step == "write"]
 
 
+def _searched(c: CaseResult, *modes: str) -> list[EraseCheck]:
+    """Searches of the engine's faces that looked (passed, or found what must not be there):
+    a face the engine lacks or that failed says nothing."""
+    looked = (CheckStatus.passed, CheckStatus.failed)
+    return [e for e in c.erase if e.mode in modes and e.status in looked]
+
+
 MEANS: dict[str, Items] = {
     "pack_hit_recall": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.recall),
     "pack_hit_synthesis": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.synthesis),
@@ -147,6 +163,26 @@ MEANS: dict[str, Items] = {
     "pack_tokens": lambda c: (float(p.pack_tokens) for p in _scored(c)),
     "pre_turn_timeout_rate": lambda c: (ms > PRE_TURN_TIMEOUT_MS for ms in _pre_turns(c)),
     "build_ms": lambda c: (t.ms for t in c.timings if t.call == "build_beliefs"),
+    "erase_failures": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "by_id", "tenant")
+    ),
+    "cross_tenant_leaks": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "cross_tenant")
+    ),
+    "injected_copies": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "loop_guard")
+    ),
+    "host_pack_hit": lambda c: (p.host_hit for p in _scored(c) if p.host_hit is not None),
+    "deadline_timeout_rate": lambda c: (p.late for p in c.probes if p.late is not None),
+    "probe_turns_kept": lambda c: (
+        not p.trace_removed for p in c.probes if p.trace_removed is not None
+    ),
+    "unranked_rate": lambda c: (lag.ms is None for lag in c.lags),
+    "forget_write_supported": lambda c: iter(
+        [not any(e.face == "forget_write" for e in c.erase)]
+        if any(e.mode == "by_id" for e in c.erase)
+        else []
+    ),
 }
 
 COUNTS: dict[str, Callable[[CaseResult], float]] = {
@@ -179,6 +215,7 @@ class Tally:
     pre_turns: tuple[float, ...] = ()
     probe_ms: tuple[float, ...] = ()
     windows: tuple[UsageWindow, ...] = ()
+    lags: tuple[float, ...] = ()  # write-to-ranked ms of the writes a pack did rank
 
     @classmethod
     def of(cls, case: CaseResult) -> Tally:
@@ -203,6 +240,7 @@ class Tally:
             pre_turns=tuple(sorted(_pre_turns(case))),
             probe_ms=tuple(sorted(t.ms for t in case.timings if t.step == "probe")),
             windows=windows,
+            lags=tuple(sorted(lag.ms for lag in case.lags if lag.ms is not None)),
         )
 
     def mean(self, name: str) -> tuple[float | None, int]:
@@ -246,6 +284,7 @@ def merge(tallies: Iterable[Tally]) -> Tally:
         pre_turns=tuple(chain.from_iterable(t.pre_turns for t in parts)),
         probe_ms=tuple(chain.from_iterable(t.probe_ms for t in parts)),
         windows=tuple(chain.from_iterable(t.windows for t in parts)),
+        lags=tuple(chain.from_iterable(t.lags for t in parts)),
     )
 
 
@@ -275,6 +314,7 @@ def records(t: Tally) -> list[Record]:
         mean("accuracy", name)
     for name in ("pack_hit_recall", "pack_hit"):
         mean("accuracy", name)
+    mean("accuracy", "host_pack_hit")  # with --deadline/--pack-tokens/--pack-sections
     mean("accuracy", "mrr", "score")
     for name in ("extractive_answer", "model_answer", "captured"):
         mean("accuracy", name)
@@ -303,6 +343,12 @@ def records(t: Tally) -> list[Record]:
     mean("conflicts", "fresh_first")
     mean("conflicts", "disagreement_in_pack")
 
+    mean("safety", "erase_failures", better="lower")
+    mean("safety", "cross_tenant_leaks", better="lower")
+    mean("safety", "forget_write_supported")
+    mean("safety", "probe_turns_kept", better="lower")
+    mean("safety", "injected_copies", better="lower")
+
     spend = t.engine_spend()
     engine_usd = None if spend is None else spend.usd_micros / 1e6
     correct = int(t.count("correct"))
@@ -319,10 +365,15 @@ def records(t: Tally) -> list[Record]:
     for q in (50, 95, 99):
         add("latency", f"pre_turn_p{q}", (percentile(pre, q), len(pre)), "ms", "lower")
     mean("latency", "pre_turn_timeout_rate", better="lower")
+    mean("latency", "deadline_timeout_rate", better="lower")
     probe = list(t.probe_ms)
     for q in (50, 95):
         add("latency", f"probe_p{q}", (percentile(probe, q), len(probe)), "ms", "lower")
     mean("latency", "build_ms", "ms", "lower")
+    lags = list(t.lags)
+    for q in (50, 95):
+        add("latency", f"write_to_ranked_p{q}", (percentile(lags, q), len(lags)), "ms", "lower")
+    mean("latency", "unranked_rate", better="lower")
     return out
 
 
