@@ -99,10 +99,12 @@ def build_report(
     )
 
 
-def case_line(status: CaseStatus, score: float | None, where: str) -> str:
+def case_line(
+    status: CaseStatus, score: float | None, where: str, reason: str | None = None
+) -> str:
     """What `--verbose` prints as a case lands: `pass 1.00`, `FAIL 0.67` (a case that ran
     but missed something), or the status of one that did not run to the end (`error`,
-    `lost`), never "done 0.00" for a case that failed every check."""
+    `lost`) with its reason, never "done 0.00" for a case that failed every check."""
     shown = "–" if score is None else f"{score:.2f}"
     if status is not CaseStatus.done:
         verdict = f"[red]{status.value}[/]"
@@ -110,4 +112,18 @@ def case_line(status: CaseStatus, score: float | None, where: str) -> str:
         verdict = "[green]pass[/]"
     else:
         verdict = "[bold red]FAIL[/]"
-    return f"{verdict} {shown:>4}  {escape(where)}"
+    why = (
+        f"  [dim]{escape(short_reason(reason))}[/]"
+        if reason and status is not CaseStatus.done
+        else ""
+    )
+    return f"{verdict} {shown:>4}  {escape(where)}{why}"
+
+
+REASON_CHARS = 200
+"""A case's reason in the terminal: the first line, cut here; report.md keeps it whole."""
+
+
+def short_reason(reason: str) -> str:
+    line = reason.strip().splitlines()[0] if reason.strip() else reason
+    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from memeval.errors import UsageError
 from memeval.importers import sources
+from memeval.runner.context import engine_tenants
 from memeval.suites.catalog import count, resolve
 from memeval.suites.loader import document_schema, load_paths
 from memeval.summary import plural
@@ -65,9 +66,14 @@ def validate(
 ) -> None:
     """Check user-written suite files; exit code 2 and a located message on the first error."""
     loaded = load_paths(paths)
+    try:
+        tenants = engine_tenants((c.case for c in loaded), run_id="RUN")
+    except ValueError as exc:  # unreachable while tenant ids are escaped; said plainly if not
+        raise UsageError(str(exc), fix="rename one of the two cases") from None
     out.print(
         f"[green]ok[/]: {plural(len(loaded), 'case')} in "
-        f"{plural(len({c.path for c in loaded}), 'file')}"
+        f"{plural(len({c.path for c in loaded}), 'file')}, "
+        f"{plural(len(tenants), 'engine tenant')}, all distinct"
     )
 
 

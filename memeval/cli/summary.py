@@ -3,6 +3,8 @@ same rows and numbers the markdown reports hold."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -13,6 +15,7 @@ from memeval.report.caveats import (
     models_note,
     overbilling_note,
     partial_note,
+    spend_note,
 )
 from memeval.report.compare import CompareReport, Comparison, Verdict
 from memeval.report.compare_markdown import (
@@ -31,7 +34,7 @@ from memeval.report.triple import compare_lines, run_lines
 from memeval.results import RunReport
 from memeval.scoring.kpis import NEEDS
 from memeval.suites.fixture import WEIGHTS, Dimension
-from memeval.summary import plural, readable_engine
+from memeval.summary import plural, readable_engine, short_reason
 
 
 def print_summary(report: RunReport, console: Console, elapsed_s: float | None = None) -> None:
@@ -69,10 +72,14 @@ def print_summary(report: RunReport, console: Console, elapsed_s: float | None =
         console.print(
             f"[yellow]{plural(len(bad), 'case')} not done, {len(report.missing)} missing[/]"
         )
+        for (status, reason), n in Counter((c.status.value, c.error or "") for c in bad).items():
+            why = escape(short_reason(reason)) if reason else "no reason was recorded"
+            console.print(f"  [red]{status}[/] ({plural(n, 'case')}): {why}", highlight=False)
     notes = (
         (models_note(report), "cyan"),
         (partial_note(report), "yellow"),
         (infra_note(report), "dim"),
+        (spend_note(report), "yellow"),
     )
     for note, style in (*notes, (overbilling_note(report), "red")):
         if note is not None:

@@ -78,7 +78,7 @@ def dispatch_detached(
         opener(str(shared.conf.result_backend))
     if planned.jobs:
         preflight_fleet(shared, settings, store, planned.jobs, console)
-        dispatch(shared, planned.run_id, planned.jobs)
+        dispatch(shared, planned.run_id, planned.jobs, prefix=settings.key_prefix)
 
 
 def execute(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> RunEnd:
@@ -167,7 +167,8 @@ def _in_process(store: Store, planned: PlannedRun, how: Execution, shared: OpenS
         store.upsert_case_result(result)
         if how.verbose:
             where = f"{result.case_id}#{result.trial}"
-            how.console.print(case_line(result.status, result.score, where), highlight=False)
+            line = case_line(result.status, result.score, where, result.error)
+            how.console.print(line, highlight=False)
 
     asyncio.run(
         run_plan(

@@ -4,7 +4,7 @@ infrastructure trouble the run met on the way. One wording for the terminal, md 
 from __future__ import annotations
 
 from memeval.models import CHAT_MODEL, NOTE
-from memeval.results import RunReport
+from memeval.results import CaseStatus, RunReport
 from memeval.summary import plural, scope
 
 SHOWN = 10
@@ -63,6 +63,19 @@ def infra_note(report: RunReport) -> str | None:
         f"infrastructure errors met: {plural(report.infra_retries, 'request')} retried, "
         f"{plural(report.case_restarts, 'case')} restarted on a fresh tenant; "
         "none is in the score"
+    )
+
+
+def spend_note(report: RunReport) -> str | None:
+    """How much of the answering model's spend bought answers that reached a score; None when
+    all of it did. A budget that runs out mid-case buys answers for cases then not scored."""
+    total = sum(c.answerer_usd_micros for c in report.cases)
+    lost = sum(c.answerer_usd_micros for c in report.cases if c.status is not CaseStatus.done)
+    if not total or not lost:
+        return None
+    return (
+        f"model spend: {100 * (total - lost) / total:.1f}% of ${total / 1e6:.4f} reached a "
+        f"score; ${lost / 1e6:.4f} bought answers for cases not in it"
     )
 
 

@@ -13,6 +13,7 @@ from memeval.report.caveats import (
     models_note,
     overbilling_note,
     partial_note,
+    spend_note,
 )
 from memeval.report.intervals import RunIntervals, headline_titles, run_intervals
 from memeval.report.numbers import DASH, ci, kpi_number, ms, number, pct, sample
@@ -95,6 +96,8 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
         out += ["", f"**P{partial[1:]}.** Resume the run to score them."]
     if infra is not None:
         out += ["", f"I{infra[1:]}."]
+    if (spent := spend_note(report)) is not None:
+        out += ["", f"M{spent[1:]}."]
     if (overbilled := overbilling_note(report)) is not None:
         out += ["", f"**W{overbilled[1:]}.**"]
     sections = [
@@ -110,7 +113,17 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     for section in sections:
         if section:
             out += ["", *section]
-    return "\n".join(out).rstrip() + "\n"
+    return visible("\n".join(out).rstrip() + "\n")
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """`text` with every control character but the newline and tab written as `\\xNN`: a
+    report quotes suite and engine text, and an ESC sequence in it would recolour, move or
+    retitle the terminal of whoever `cat`s the file."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _headline(

@@ -179,7 +179,7 @@ def _drive(
     say(f"[dim]dispatching {plural(len(jobs), 'case')}…[/]")
     try:
         identity = identify(broker)
-        task_ids = dispatch(app, run_id, jobs)
+        task_ids = dispatch(app, run_id, jobs, prefix=settings.key_prefix)
     except BROKER_FAULTS as exc:
         for each in run_ids:
             finalize(store, each, RunStatus.interrupted)
@@ -234,7 +234,8 @@ def _drive(
         if verbose:
             for key, state in new:
                 where = f"{labels.get(key.run_id, '')}{ref_key(key.case)}"
-                console.print(case_line(state.status, state.score, where), highlight=False)
+                line = case_line(state.status, state.score, where, state.error)
+                console.print(line, highlight=False)
         progress.update(
             bar,
             completed=len(landings.landed),

@@ -46,6 +46,7 @@ class CaseJob(BaseModel):
     trial: int
     options: RunOptions
     label: str | None = None  # shown in Flower only: the run record holds it for everything else
+    epoch: str | None = None  # the dispatch that sent it (`memeval_farm.fence`)
 
     @property
     def key(self) -> JobKey:
@@ -61,6 +62,7 @@ class CaseJob(BaseModel):
             "engine": self.engine,
             "case": self.case.model_dump(mode="json"),
             "options": self.options.model_dump(mode="json"),
+            "epoch": self.epoch,
         }
         args = (self.run_id, self.case.id, self.trial)
         return {
