@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from contextlib import closing, suppress
 from typing import Annotated
 
@@ -93,7 +94,7 @@ _CUT = 10
 """The fewest characters a spare column is shown in, cut with an ellipsis, rather than left out."""
 
 
-def _table(rows: list[tuple[str, ...]], width: int | None) -> Table:
+def _table(rows: Sequence[tuple[str, ...]], width: int | None) -> Table:
     """One line per run: at `width` (a terminal's), the spare columns go, or the last one kept
     is cut with an ellipsis; `--json` holds every field whole."""
     widths = {c: max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(_COLUMNS)}
@@ -130,7 +131,9 @@ def _width(table: Table) -> int:
 
 def _score(scores: RunScores) -> dict[str, float] | None:
     """The composite over the run's done fixtures, else the pack hit of its scenarios."""
-    dims = {d: total / n for d, (total, n) in scores.dimensions.items() if d and n}
+    dims: dict[str, float | None] = {
+        d: total / n for d, (total, n) in scores.dimensions.items() if d and n
+    }
     if dims:
         return {"composite": composite(dims) or 0.0}
     hits, n = scores.pack_hit

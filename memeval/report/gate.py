@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from memeval.errors import MemevalError
 from memeval.report.compare import Comparison, GroupBy, Verdict, compare
-from memeval.report.markdown import pct
+from memeval.report.numbers import pct
 from memeval.report.stats import RESAMPLES
 from memeval.results import RunReport
 

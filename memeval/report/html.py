@@ -96,8 +96,12 @@ def page(title: str, subtitle: str, data: dict[str, Any]) -> str:
 
 def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str:
     ci = intervals or run_intervals(report)
-    notes = (models_note(report), partial_note(report), infra_note(report))
-    notes += (overbilling_note(report),)
+    notes = (
+        models_note(report),
+        partial_note(report),
+        infra_note(report),
+        overbilling_note(report),
+    )
     subtitle = (
         f"engine {readable_engine(report.engine)} · suite {report.suite}"
         + (f" ({report.subset})" if report.subset else "")

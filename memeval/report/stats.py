@@ -100,7 +100,7 @@ def mcnemar(only_first: int, only_second: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(only_first, only_second) + 1))
-    return min(1.0, 2 * tail / 2**n)
+    return min(1.0, 2 * tail / float(2**n))
 
 
 def spread(values: Sequence[float]) -> Spread:

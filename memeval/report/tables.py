@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from memeval.report.numbers import unpriced
-from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult
+from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult, QueryLog
 from memeval.scoring.kpis import kpis, percentile
 from memeval.scoring.spend import engine_spend
 
@@ -247,7 +247,7 @@ def usage(cases: list[CaseResult]) -> Usage:
         for t in case.timings:
             calls[t.call].append(t.ms)
     probes = [p for c in cases for p in c.probes]
-    answered = [*probes, *(q for c in cases for q in c.queries)]
+    answered: list[ProbeResult | QueryLog] = [*probes, *(q for c in cases for q in c.queries)]
     spend = engine_spend(cases)
     return Usage(
         engine_usd=None if spend is None else spend.usd_micros / 1e6,

@@ -322,8 +322,8 @@ def records(t: Tally) -> list[Record]:
         number, n = value
         # Rounded only past any digit a report shows (float noise between sums taken in another
         # order): at 4 places, 0.78249 was stored as 0.7825 and printed 0.783 beside 0.782.
-        value = None if number is None else round(number, 10)
-        out.append((group, name, value, n, unit, better))
+        rounded = None if number is None else round(number, 10)
+        out.append((group, name, rounded, n, unit, better))
 
     def mean(group: str, name: str, unit: str = "share", better: str = "higher") -> None:
         add(group, name, t.mean(name), unit, better)

@@ -10,7 +10,7 @@ response was lost is stored once.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from datetime import datetime
 from typing import Annotated, Any
@@ -220,7 +220,7 @@ class _EngineRoute(APIRoute):
     """Turns what an engine raises into the protocol's statuses, inside the route itself, so
     no failure escapes as a bare 500 page or a server traceback."""
 
-    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()
 
         async def guarded(request: Request) -> Response:

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from pydantic import BaseModel, Field
 
@@ -127,6 +127,10 @@ def run_record(values: Mapping[str, Any], counts: Mapping[str, int]) -> RunRecor
     )
 
 
+@overload
+def as_utc(value: datetime | str) -> datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
 def as_utc(value: datetime | str | None) -> datetime | None:
     """Aware UTC: SQLite keeps datetimes as naive text, which the store wrote in UTC."""
     if value is None:

@@ -15,7 +15,7 @@ from itertools import count
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from sqlalchemy import Delete, Engine, Table, bindparam, delete, func, or_
+from sqlalchemy import Delete, Engine, Insert, Table, bindparam, delete, func, or_
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
@@ -65,7 +65,7 @@ _PROBES, _CHECKS = ProbeRow.__table__, CheckRow.__table__  # type: ignore[attr-d
 
 
 @cache
-def _upsert_case(dialect: str) -> postgresql.Insert | sqlite.Insert:
+def _upsert_case(dialect: str) -> Insert:
     """Insert a case row, or update it unless that would replace a done result by another."""
     from sqlalchemy.dialects import postgresql
 
