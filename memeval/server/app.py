@@ -39,6 +39,7 @@ from memeval.engines.types import (
     TurnContext,
     Usage,
 )
+from memeval.server.latency import Latency
 from memeval.server.replays import KeyReused, Replays
 
 Tenant = Annotated[str, Path(pattern=p.TENANT_PATTERN, description="Whose memory; isolated.")]
@@ -68,8 +69,9 @@ class Unauthorized(Exception):
 BEARER = HTTPBearer(auto_error=False, description="The token `memeval serve` was given.")
 
 
-def create_app(engine: Engine, token: SecretStr) -> FastAPI:
-    """The app owns `engine` and closes it on shutdown, on the loop that used it."""
+def create_app(engine: Engine, token: SecretStr, *, latency_s: float = 0.0) -> FastAPI:
+    """The app owns `engine` and closes it on shutdown, on the loop that used it. With
+    `latency_s`, every request first waits that long, as at a remote service."""
 
     def authorize(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
@@ -97,6 +99,8 @@ def create_app(engine: Engine, token: SecretStr) -> FastAPI:
     _fixture_routes(router, engine, replays)
     _lifecycle_routes(router, engine, replays)
     app.include_router(router)
+    if latency_s > 0:
+        app.add_middleware(Latency, seconds=latency_s)
     return app
 
 
