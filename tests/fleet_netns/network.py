@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
@@ -68,12 +68,19 @@ def ip(*args: str) -> None:
 class Fleet:
     """`svc`, `disp` and `w1..wN`, linked in a star around `svc`; `start`/`cut` as needed."""
 
-    def __init__(self, workers: int = 3, *, latency_ms: float = 2.0, jitter_ms: float = 1.0):
+    def __init__(
+        self,
+        workers: int = 3,
+        *,
+        latency_ms: float = 2.0,
+        jitter_ms: float = 1.0,
+        drop: float = 0.0,
+    ) -> None:
         tag = uuid.uuid4().hex[:4]
         self.tag = tag
         self.svc = f"mf{tag}-svc"
         self.hosts = [f"mf{tag}-disp", *(f"mf{tag}-w{n}" for n in range(1, workers + 1))]
-        self.latency_ms, self.jitter_ms = latency_ms, jitter_ms
+        self.latency_ms, self.jitter_ms, self.drop = latency_ms, jitter_ms, drop
         self.dir = Path(tempfile.mkdtemp(prefix="memeval-netns-"))
         self.procs: list[subprocess.Popen[bytes]] = []
         self._logs: list[IO[bytes]] = []
@@ -168,12 +175,25 @@ class Fleet:
         ]
         self.spawn(self.svc, [sys.executable, "-m", "tests.fleet_netns.proxy",
                               "--latency-ms", f"{self.latency_ms:g}",
-                              "--jitter-ms", f"{self.jitter_ms:g}", *routes], "proxy",
+                              "--jitter-ms", f"{self.jitter_ms:g}",
+                              "--drop", f"{self.drop:g}", *routes], "proxy",
                    base_env)  # fmt: skip
         self._wait(self.svc, ["redis-cli", "-h", "127.0.0.1", "-p", "6379", "ping"], "redis")
         self._wait(self.svc, [sys.executable, "-c", _HTTP_UP], "serve")
         for host in self.hosts:
             self._wait(host, ["redis-cli", "-h", SERVICE, "-p", str(REDIS_PORT), "ping"], "proxy")
+
+    def start_workers(self, base_env: Mapping[str, str], threads: int) -> list[str]:
+        """A `memeval worker` in each worker namespace, logging as `worker0`...; returns
+        their namespaces once every one is ready."""
+        workers = self.hosts[1:]
+        for n, host in enumerate(workers):
+            self.spawn(host, [sys.executable, "-m", "memeval", "worker", "--workers",
+                              str(threads), "--pool", "threads", "--loglevel", "INFO"],
+                       f"worker{n}", self.env(base_env))  # fmt: skip
+        for n in range(len(workers)):
+            self.wait_for_log(f"worker{n}", " ready.")
+        return workers
 
     def wait_for_log(self, name: str, text: str) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -242,9 +262,3 @@ _HTTP_UP = (
     "import httpx,sys; sys.exit(httpx.get('http://127.0.0.1:8080/openapi.json', timeout=2)"
     ".status_code != 200)"
 )
-
-
-@contextlib.contextmanager
-def fleet(workers: int = 3, **kw: float) -> Iterator[Fleet]:
-    with Fleet(workers, **kw) as made:
-        yield made
