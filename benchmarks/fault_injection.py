@@ -2,9 +2,12 @@
 
 Starts `memeval serve --engine reference`, runs a suite on it through `--engine http` once
 directly and once behind the fault-injecting proxy (`memeval.testing.faultproxy`: by default
-20% 5xx, 10% 429 with Retry-After, 2% timeouts, half of the 5xx and timeouts after the engine
-had handled the request, plus the response of the first attempt of 10% of the writes dropped
-after they were stored), and prints what was injected and what held: the composite, every
+10% 5xx, 5% 429 with Retry-After, 2% timeouts, 5% malformed 200s (a cut JSON body, an HTML
+page, an empty body), 5% of the statuses a CDN answers (408, 499, 520, 522, 524), half of all
+but the 429s after the engine had handled the request, 1% of 503s asking for a Retry-After
+longer than the client waits (at most 3: each pauses every worker and reruns its case), plus
+the response of the first attempt of 10% of the writes dropped after they were stored; about
+a quarter of all requests fail), and prints what was injected and what held: the composite, every
 dimension and every KPI but latency equal to the clean run's, writes stored once, and the
 infrastructure errors the run met, counted apart from the score.
 
@@ -31,12 +34,16 @@ import httpx
 from benchmarks.engines import ROOT, bench_env
 from memeval.report.caveats import infra_note
 from memeval.results import RunReport
+from memeval.runner.context import sub_tenant
 from memeval.suites.catalog import resolve
 from memeval.suites.scenario import Scenario
 from memeval.testing.faultproxy import FaultPlan, FaultProxy
 
 TOKEN = "fault-injection-token"
 CLIENT_TIMEOUT = 1.0
+MAX_WAIT = 1.0
+"""The longest Retry-After the engine waits out in one call here; the long waits ask for
+twice as long, so each one pauses every worker and reruns its case."""
 """The engine's per-request timeout in these runs: the proxy holds a timed-out request for
 twice as long, and a short one keeps the 2% of timeouts from dominating the wall time."""
 UNSCORED_GROUPS = frozenset({"latency"})
@@ -73,7 +80,8 @@ def served_reference(log: Path) -> Iterator[str]:
 
 
 def engine_ref(url: str, timeout: float = CLIENT_TIMEOUT) -> str:
-    return "http?" + urlencode({"url": url, "timeout": timeout, "backoff": 0.05})
+    options = {"url": url, "timeout": timeout, "backoff": 0.05, "retry_after_max": MAX_WAIT}
+    return "http?" + urlencode(options)
 
 
 def run_suite(
@@ -159,7 +167,7 @@ def stored_writes(url: str, report: RunReport, suite: str) -> dict[str, int]:
             if case.case_id not in scenarios:
                 continue
             for name in scenarios[case.case_id].tenants:
-                listing = client.get(f"/v1/tenants/{case.tenant}.{name}/memories")
+                listing = client.get(f"/v1/tenants/{sub_tenant(case.tenant, name)}/memories")
                 listing.raise_for_status()
                 held[f"{case.case_id}#{case.trial}/{name}"] = len(listing.json()["ids"])
     return held
@@ -170,9 +178,24 @@ def main() -> None:
     parser.add_argument("--suite", default="all")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--drop-first-writes", type=float, default=0.10)
+    parser.add_argument("--server-error", type=float, default=0.10)
+    parser.add_argument("--throttled", type=float, default=0.05)
+    parser.add_argument("--malformed", type=float, default=0.05)
+    parser.add_argument("--edge-status", type=float, default=0.05)
+    parser.add_argument("--long-wait", type=float, default=0.01)
+    parser.add_argument("--lone-surrogate", type=float, default=0.0)
     args = parser.parse_args()
     plan = FaultPlan(
-        seed=args.seed, drop_first_writes=args.drop_first_writes, hold=2 * CLIENT_TIMEOUT
+        seed=args.seed,
+        server_error=args.server_error,
+        throttled=args.throttled,
+        drop_first_writes=args.drop_first_writes,
+        malformed=args.malformed,
+        edge_status=args.edge_status,
+        long_wait=args.long_wait,
+        lone_surrogate=args.lone_surrogate,
+        long_retry_after=2 * MAX_WAIT,
+        hold=2 * CLIENT_TIMEOUT,
     )
     with tempfile.TemporaryDirectory(prefix="memeval-faults-") as tmp:
         folder = Path(tmp)

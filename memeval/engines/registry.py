@@ -26,6 +26,8 @@ BUILTIN: dict[str, str] = {
     "reference": "memeval.engines.reference:ReferenceEngine",
     "naive": "memeval.engines.naive:NaiveEngine",
     "bm25": "memeval.engines.bm25:BM25Engine",
+    "full-context": "memeval.engines.full_context:FullContextEngine",
+    "oracle": "memeval.engines.oracle:OracleEngine",
     "http": "memeval.engines.adapters.http:HttpEngine",
     "cortex": "memeval.engines.adapters.cortex:CortexEngine",
     "tinyhumans": "memeval.engines.adapters.tinyhumans:TinyHumansEngine",

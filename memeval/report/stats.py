@@ -30,6 +30,7 @@ class Interval(BaseModel):
     low: float | None = None
     high: float | None = None
     n: int = 0
+    cases: int = 0  # distinct cases behind n (their trials counted once)
 
 
 class Spread(BaseModel):

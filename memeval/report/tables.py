@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
+from memeval.report.numbers import unpriced
 from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult
 from memeval.scoring.kpis import kpis, percentile
 from memeval.scoring.spend import engine_spend
@@ -224,14 +225,17 @@ def cost_rows(cases: list[CaseResult]) -> list[CostRow]:
         parts[case.dimension or case.kind].append(case)
     rows = []
     for group, part in [*sorted(parts.items()), (ALL, cases)]:
-        cost = {k.name: k for k in kpis(part) if k.group == "cost"}
+        measured = kpis(part)
+        cost = {k.name: k for k in measured if k.group == "cost"}
+        # Unpriced, the cost per correct answer is not measured: a dash, never a free "$0".
+        priced = "usd_per_correct" not in unpriced({k.name: k.value for k in measured})
         rows.append(
             CostRow(
                 group=group,
                 engine_usd=cost["engine_usd"].value or 0.0,
                 answerer_usd=cost["answerer_usd"].value or 0.0,
                 correct=cost["usd_per_correct"].n,
-                usd_per_correct=cost["usd_per_correct"].value,
+                usd_per_correct=cost["usd_per_correct"].value if priced else None,
             )
         )
     return rows

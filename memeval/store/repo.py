@@ -26,7 +26,7 @@ from memeval.results import CaseResult, CaseStatus
 from memeval.secrets import redact_model, scrub_secrets
 from memeval.store.convert import case_values, check_values, probe_values, run_record
 from memeval.store.engine import WRITE, create_schema, make_engine
-from memeval.store.listing import newest_runs
+from memeval.store.listing import Listing, listing, newest_runs
 from memeval.store.models import (
     SUBSET,
     CaseKey,
@@ -286,6 +286,11 @@ class Store:
         """Newest first."""
         with self._read() as session:
             return newest_runs(session.connection().connection, limit)
+
+    def runs_listing(self, limit: int = 20) -> Listing:
+        """Newest first, with their scores and the number of runs in all (`memeval runs`)."""
+        with self._read() as session:
+            return listing(session.connection().connection, limit)
 
     def run_status(self, run_id: str) -> RunStatus | None:
         """The status alone, for a check on every task: `get_run` also parses the whole plan
