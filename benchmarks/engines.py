@@ -208,12 +208,20 @@ def tree_cpu_s(pid: int) -> float:
 
 @contextlib.contextmanager
 def worker(
-    app: Celery, target: str, *, pool: str, concurrency: int, env: Mapping[str, str], log: Path
+    app: Celery,
+    target: str,
+    *,
+    pool: str,
+    concurrency: int,
+    env: Mapping[str, str],
+    log: Path,
+    name: str = "bench",
 ) -> Iterator[Callable[[], float]]:
     """A `celery -A target worker` node, with the embedded farm's flags, for `app`'s queue;
     ready (it answers a ping) before this yields, so its start-up is never timed, and stopped
-    with its whole process group after. It yields a reading of the node's CPU seconds."""
-    node = f"bench-{os.getpid()}-{app.conf.task_default_queue}@localhost"
+    with its whole process group after. It yields a reading of the node's CPU seconds. Nodes
+    started side by side need distinct `name`s."""
+    node = f"{name}-{os.getpid()}-{app.conf.task_default_queue}@localhost"
     argv = [
         sys.executable, "-m", "celery", "-A", target, "worker",
         "--pool", pool,
@@ -251,23 +259,36 @@ def worker(
 
 
 def timed_run(
-    app: Celery, settings: FarmSettings, store: Store, engine: str, cases: list[Case]
+    app: Celery,
+    settings: FarmSettings,
+    store: Store,
+    engine: str,
+    cases: list[Case],
+    options: RunOptions | None = None,
+    after_check: bool = False,
 ) -> tuple[float, RunReport]:
     """One run through memeval's own driver (`run_on_farm`, as `memeval run` on a shared
     broker), timed from dispatch until the chord callback closed the run in the store: the
-    callback's own clock, so the dispatcher's poll interval never counts."""
+    callback's own clock, so the dispatcher's poll interval never counts. With `after_check`
+    the clock starts once the fleet has answered the engine check, as the cases go out: the
+    check is a fixed second or two per run, which a benchmark of throughput reports apart."""
     run_id = new_run_id()
-    jobs = [
-        CaseJob(run_id=run_id, engine=engine, case=c, trial=0, options=RunOptions()) for c in cases
-    ]
+    given = options or RunOptions()
+    jobs = [CaseJob(run_id=run_id, engine=engine, case=c, trial=0, options=given) for c in cases]
     store.create_run(run_id=run_id, label=run_id, engine=engine, suite="bench",
                      planned=[planned(j.case, j.trial) for j in jobs])  # fmt: skip
-    started = datetime.now(UTC)
+    started = [datetime.now(UTC)]
+
+    def dispatching(_url: str) -> None:
+        if after_check:
+            started[0] = datetime.now(UTC)
+
     run_on_farm(settings, app, store, run_id, jobs, workers=1, pool="threads",
-                console=Console(quiet=True), verbose=False)  # fmt: skip
+                console=Console(quiet=True), verbose=False,
+                before_dispatch=dispatching)  # fmt: skip
     deadline = time.monotonic() + 60
     while (record := require_run(store, run_id)).finished_at is None:
         if time.monotonic() > deadline:
             sys.exit(f"the chord callback never closed run {run_id}")
         time.sleep(0.02)
-    return (record.finished_at - started).total_seconds(), load_report(store, run_id)
+    return (record.finished_at - started[0]).total_seconds(), load_report(store, run_id)

@@ -76,6 +76,10 @@ def serve(
         str | None,
         typer.Option(help="Bearer token clients must send (else $MEMEVAL_SERVE_TOKEN)."),
     ] = None,
+    latency_ms: Annotated[
+        float,
+        typer.Option(min=0, help="Delay before each answer, like a remote engine."),
+    ] = 0.0,
 ) -> None:
     """Serve an engine over memeval's REST protocol (OpenAPI at /openapi.json)."""
     from memeval.server import serve as run_server
@@ -83,8 +87,9 @@ def serve(
 
     secret = serve_token(token)
     check_port(host, port)
-    out.print(f"serving `{engine}` on http://{host}:{port} (OpenAPI at /openapi.json)")
-    run_server(engine, host=host, port=port, token=secret)
+    delay = f", {latency_ms:g} ms per request" if latency_ms else ""
+    out.print(f"serving `{engine}` on http://{host}:{port}{delay} (OpenAPI at /openapi.json)")
+    run_server(engine, host=host, port=port, token=secret, latency_s=latency_ms / 1000)
 
 
 def check_port(host: str, port: int) -> None:

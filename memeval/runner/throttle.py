@@ -38,8 +38,13 @@ _ENGINE_CALLS = frozenset(
         "forget",
         "forget_write",
         "inspect",
+        "write_history",  # an engine's own bulk path: one call to its service
     }
 )
+
+
+def _per_turn_history(engine: Engine) -> bool:
+    return type(engine).write_history is Engine.write_history
 
 
 class _Throttled:
@@ -51,6 +56,11 @@ class _Throttled:
         self._rate = rate
 
     def __getattr__(self, name: str) -> Any:
+        if name == "write_history" and _per_turn_history(self._engine):
+            # The default history is one `post_turn` per turn, each a call to the service:
+            # run it on this view, so every turn passes the limiter (on the engine itself,
+            # a bulk-loaded history made every call unlimited).
+            return functools.partial(Engine.write_history, cast(Engine, self))
         target = getattr(self._engine, name)
         if name not in _ENGINE_CALLS:
             return target

@@ -27,13 +27,16 @@ def serve_token(given: str | None) -> SecretStr:
     return SecretStr(token.strip())
 
 
-def serve(engine_ref: str, *, host: str, port: int, token: SecretStr) -> None:
+def serve(
+    engine_ref: str, *, host: str, port: int, token: SecretStr, latency_s: float = 0.0
+) -> None:
     """Serve until interrupted; the app closes the engine as it shuts down."""
     import uvicorn
 
     from memeval.engines.registry import create
 
-    uvicorn.run(create_app(create(engine_ref), token), host=host, port=port, log_level="info")
+    app = create_app(create(engine_ref), token, latency_s=latency_s)
+    uvicorn.run(app, host=host, port=port, log_level="info")
 
 
 __all__ = ["TOKEN_ENV", "create_app", "serve", "serve_token"]

@@ -39,6 +39,7 @@ from memeval.engines.types import (
     Usage,
 )
 from memeval.server.gate import BODY_TIMEOUT_S, MAX_BODY_BYTES, Gate, token_matches
+from memeval.server.latency import Latency
 from memeval.server.replays import KeyReused, Replays
 
 Tenant = Annotated[str, Path(pattern=p.TENANT_PATTERN, description="Whose memory; isolated.")]
@@ -77,8 +78,10 @@ def create_app(
     *,
     max_body: int = MAX_BODY_BYTES,
     body_timeout: float = BODY_TIMEOUT_S,
+    latency_s: float = 0.0,
 ) -> FastAPI:
-    """The app owns `engine` and closes it on shutdown, on the loop that used it."""
+    """The app owns `engine` and closes it on shutdown, on the loop that used it. With
+    `latency_s`, every request first waits that long, as at a remote service."""
 
     def authorize(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
@@ -119,6 +122,8 @@ def create_app(
         max_body=max_body,
         body_timeout=body_timeout,
     )
+    if latency_s > 0:  # outermost: every request waits, as on a remote service's network
+        app.add_middleware(Latency, seconds=latency_s)
     return app
 
 

@@ -7,7 +7,7 @@ import asyncio
 from datetime import UTC, datetime
 
 from memeval.engines.base import Engine, takes_question
-from memeval.engines.types import Capability, Pack
+from memeval.engines.types import Capability, Pack, Turn
 from memeval.llm.rates import parse_rate
 from memeval.runner.throttle import throttle_engine
 from memeval.stopwatch import Stopwatch
@@ -52,3 +52,51 @@ def test_a_throttled_engine_keeps_its_signatures_and_its_latency(redis_url, tag)
     assert kept and markdown.endswith("- q")
     assert elapsed >= 0.9  # three calls at 2/s with a burst of 1 queue for about a second
     assert max(timings) < 200, timings  # ...and none of that queueing is the engine's latency
+
+
+class Logs(Engine):
+    """Counts its `post_turn` calls; its history is the default one, a call per turn."""
+
+    name = "logs"
+    capabilities = frozenset({Capability.lifecycle})
+
+    def __init__(self) -> None:
+        self.at: list[float] = []
+
+    async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
+        self.at.append(asyncio.get_running_loop().time())
+        return f"t{len(self.at)}"
+
+
+class Bulk(Logs):
+    """A bulk path of its own: one call to its service for the whole history."""
+
+    async def write_history(self, tenant, agent, thread, turns) -> list[str]:
+        self.at.append(asyncio.get_running_loop().time())
+        return [f"t{n}" for n, _ in enumerate(turns)]
+
+
+def test_a_history_written_turn_by_turn_passes_the_limiter_once_per_turn(redis_url, tag):
+    """A bulk-loaded history (LoCoMo's sessions) used to reach the engine around the limiter:
+    `write_history` was not throttled and its default called the engine's own `post_turn`."""
+    now = datetime.now(UTC)
+    turns = [Turn(role="user", speaker="Ana", text=f"line {n}", at=now) for n in range(6)]
+
+    async def go(engine: Logs) -> tuple[list[str], float]:
+        redis = await connect_redis(redis_url)
+        engine.name = f"{engine.name}-{tag}"
+        throttled = throttle_engine(engine, Limiter(redis), parse_rate("engine=10/s+1"))
+        start = asyncio.get_running_loop().time()
+        ids = await throttled.write_history("t", "a", "th", turns)
+        await redis.aclose()
+        return ids, asyncio.get_running_loop().time() - start
+
+    per_turn = Logs()
+    ids, took = asyncio.run(go(per_turn))
+    assert ids == [f"t{n}" for n in range(1, 7)]
+    assert len(per_turn.at) == 6
+    assert took >= 0.45  # six admissions at 10/s with a burst of one: five waits of 0.1 s
+    bulk = Bulk()
+    ids, took = asyncio.run(go(bulk))
+    assert len(ids) == 6 and len(bulk.at) == 1  # one call, one admission
+    assert took < 0.45
