@@ -213,12 +213,31 @@ RENAMED_KPIS = {"planted_flagged": "conflict_pack_hit"}
 """Old KPI names in stored reports, by the name they go by now."""
 
 
+class KpiGroup(StrEnum):
+    composite = "composite"  # the scorecard's head row
+    dimension = "dimension"  # the scorecard's row per dimension
+    accuracy = "accuracy"
+    learning = "learning"
+    surprise = "surprise"
+    conflicts = "conflicts"
+    safety = "safety"
+    cost = "cost"
+    latency = "latency"
+
+
+class Better(StrEnum):
+    """Which way a KPI improves: compare's verdicts read it."""
+
+    HIGHER = "higher"  # upper case: `lower` would shadow str.lower
+    LOWER = "lower"
+
+
 class Kpi(Model):
-    group: str
+    group: KpiGroup
     name: str
     value: float | None
     unit: str
-    better: str  # higher | lower
+    better: Better
     n: int
     tag: str | None = None  # a probe tag (category:temporal): the KPI over those probes alone
 
@@ -237,7 +256,18 @@ class ModelUsed(Model):
     prompt_version: str
 
 
+SCHEMA_VERSION = 2
+"""The report's shape. 1: reports written before the field existed (session 6 and earlier),
+which still load; 2: KPI groups and directions as enums, `planted_flagged` renamed
+`conflict_pack_hit`, judges, capabilities and the models used recorded. `memeval report --schema`
+prints the JSON Schema of the current one."""
+
+
 class RunReport(Model):
+    schema_version: int = Field(
+        default=1,
+        description="The report's shape (memeval.results.SCHEMA_VERSION); 1 when not written.",
+    )
     run_id: str
     label: str
     engine: str

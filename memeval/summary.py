@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 from rich.markup import escape
 
-from memeval.results import CaseResult, CaseStatus, RunReport
+from memeval.results import SCHEMA_VERSION, CaseResult, CaseStatus, RunReport
 from memeval.scoring.kpis import composite, dimension_scores, kpis, tag_kpis
 from memeval.suites.fixture import Dimension
 
@@ -80,6 +80,7 @@ def build_report(
         if c.status is not CaseStatus.done
     ] + [f"{key} (missing)" for key in missing]
     return RunReport(
+        schema_version=SCHEMA_VERSION,
         run_id=run_id,
         label=label,
         engine=engine,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +21,7 @@ from memeval.report.intervals import run_intervals
 from memeval.report.source import load_report
 from memeval.report.stats import RESAMPLES
 from memeval.report.write import Format, render_as
+from memeval.results import RunReport
 from memeval.store import Store, open_store
 
 out = Console()
@@ -82,7 +84,9 @@ def _write(path: Path, text: str) -> None:
 
 
 def report(
-    run: Annotated[str, typer.Argument(metavar="RUN", help=RUN_REF, show_default=False)],
+    run: Annotated[
+        str | None, typer.Argument(metavar="RUN", help=RUN_REF, show_default=False)
+    ] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="md, json or html.")] = Format.md,
     out: Annotated[
         Path | None,
@@ -93,8 +97,16 @@ def report(
     ] = None,
     resamples: Resamples = RESAMPLES,
     database_url: DatabaseUrl = None,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Print the JSON report's JSON Schema instead.")
+    ] = False,
 ) -> None:
     """Regenerate a run's report from the results store; to stdout unless --out is given."""
+    if schema:
+        typer.echo(json.dumps(RunReport.model_json_schema(), indent=2))
+        return
+    if run is None:
+        raise UsageError("name the run to report", fix="give a run id, a label or `latest`")
     if out is not None and not out.is_dir():
         check_output("--out", out)
     loaded = load_report(_run_refs([run], database_url, sweeps=False)[0], database_url)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from memeval.results import CaseResult, Kpi
+from memeval.results import Better, CaseResult, Kpi, KpiGroup
 from memeval.scoring.kpis import Tally, composite, kpis_of, records, tally
 
 COMPOSITE = "composite"
@@ -23,15 +23,22 @@ def scorecard(cases: list[CaseResult]) -> list[Kpi]:
 def card_of(t: Tally) -> list[Kpi]:
     dims, fixtures = t.dimensions(), t.fixtures()
     head = Kpi(
-        group=COMPOSITE,
+        group=KpiGroup.composite,
         name=COMPOSITE,
         value=composite(dims),
         unit="share",
-        better="higher",
+        better=Better.HIGHER,
         n=sum(fixtures.values()),
     )
     per_dimension = [
-        Kpi(group="dimension", name=d, value=v, unit="share", better="higher", n=fixtures[d])
+        Kpi(
+            group=KpiGroup.dimension,
+            name=d,
+            value=v,
+            unit="share",
+            better=Better.HIGHER,
+            n=fixtures[d],
+        )
         for d, v in dims.items()
     ]
     return [head, *per_dimension, *kpis_of(t)]

@@ -17,11 +17,13 @@ from itertools import chain
 
 from memeval.engines.types import Capability, Usage
 from memeval.results import (
+    Better,
     CaseResult,
     CaseStatus,
     CheckStatus,
     EraseCheck,
     Kpi,
+    KpiGroup,
     Phase,
     ProbeResult,
     UsageWindow,
@@ -397,7 +399,15 @@ def records(t: Tally) -> list[Record]:
 
 def _kpi(record: Record, tag: str | None = None) -> Kpi:
     group, name, value, n, unit, better = record
-    return Kpi(group=group, name=name, value=value, unit=unit, better=better, n=n, tag=tag)
+    return Kpi(
+        group=KpiGroup(group),
+        name=name,
+        value=value,
+        unit=unit,
+        better=Better(better),
+        n=n,
+        tag=tag,
+    )
 
 
 def kpis(cases: list[CaseResult]) -> list[Kpi]:
