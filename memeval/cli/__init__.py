@@ -75,9 +75,7 @@ COMMANDS = {
         "Check that a server speaks memeval's protocol, enforces auth and keeps tenants apart.",
     ),
     "suites": Entry("suites", "app", "List, validate and describe suites."),
-    "models": Entry(
-        "models", "app", "Stand-in models for engines built on an LLM and an embedder."
-    ),
+    "models": Entry("models", "app", "Local models for engines built on an LLM and an embedder."),
 }
 
 flags_show_no_type()

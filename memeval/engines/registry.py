@@ -26,6 +26,8 @@ BUILTIN: dict[str, str] = {
     "reference": "memeval.engines.reference:ReferenceEngine",
     "naive": "memeval.engines.naive:NaiveEngine",
     "bm25": "memeval.engines.bm25:BM25Engine",
+    "dense": "memeval.engines.dense:DenseEngine",
+    "hybrid": "memeval.engines.hybrid:HybridEngine",
     "http": "memeval.engines.adapters.http:HttpEngine",
     "cortex": "memeval.engines.adapters.cortex:CortexEngine",
     "tinyhumans": "memeval.engines.adapters.tinyhumans:TinyHumansEngine",

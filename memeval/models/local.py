@@ -18,13 +18,13 @@ from pathlib import Path
 import httpx
 from pydantic import Field, SecretStr
 
+from memeval.embeddings.weights import DIMENSIONS
 from memeval.engines.adapters.packs import pack_of
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.base import Engine, EngineUnavailable
 from memeval.engines.types import Pack, Turn, TurnContext
 from memeval.errors import UsageError
 from memeval.models import CHAT_MODEL, EMBED_MODEL
-from memeval.models.embeddings import DIMENSIONS
 
 DEFAULT_URL = "http://127.0.0.1:8765/v1"
 NO_KEY = "no-key"  # OpenAI's client refuses an empty key; a local service ignores this one
