@@ -7,7 +7,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
+from memeval.report.caveats import (
+    composite_title,
+    infra_note,
+    models_note,
+    overbilling_note,
+    partial_note,
+)
 from memeval.report.compare import CompareReport, Comparison, Verdict
 from memeval.report.compare_markdown import (
     FLIP_HEADER,
@@ -53,7 +59,11 @@ def print_summary(report: RunReport, console: Console) -> None:
     bad = [c for c in report.cases if c.status.value != "done"]
     if bad or report.missing:
         console.print(f"[yellow]{len(bad)} cases not done, {len(report.missing)} missing[/]")
-    notes = ((partial_note(report), "yellow"), (infra_note(report), "dim"))
+    notes = (
+        (partial_note(report), "yellow"),
+        (infra_note(report), "dim"),
+        (models_note(report), "dim"),
+    )
     for note, style in (*notes, (overbilling_note(report), "red")):
         if note is not None:
             console.print(f"[{style}]{escape(note)}[/]", highlight=False)

@@ -65,8 +65,13 @@ class DenseTenant(_Tenant):
         return self.vectors.ranked(question)
 
 
+def models_used(settings: object) -> list[str]:
+    return [f"embeddings {MODEL}, in-process"]
+
+
 class DenseEngine(BM25Engine):
     name = "dense"
     verified_against = f"{MODEL} in numpy, checked against sentence-transformers' published pair"
     notes = (NOTE,)
     tenant_type = DenseTenant
+    models_used = staticmethod(models_used)

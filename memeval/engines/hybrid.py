@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from memeval.embeddings.weights import MODEL
 from memeval.engines.bm25 import BM25Engine, _Tenant, _Unit
-from memeval.engines.dense import NOTE, Vectors
+from memeval.engines.dense import NOTE, Vectors, models_used
 
 RRF_K = 60
 
@@ -44,3 +44,4 @@ class HybridEngine(BM25Engine):
     verified_against = f"bm25s (Lucene BM25) and {MODEL}, fused by reciprocal rank (k=60)"
     notes = (NOTE,)
     tenant_type = HybridTenant
+    models_used = staticmethod(models_used)

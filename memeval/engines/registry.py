@@ -136,6 +136,21 @@ def create(name: str) -> Engine:
     return cls(model.load(ref.options))  # type: ignore[call-arg]
 
 
+def models_of(text: str) -> list[str]:
+    """The models an engine reference computes with, as its class declares them
+    (`models_used(settings)`), for the line every report prints; [] when it declares none or
+    its settings cannot be read in this process."""
+    try:
+        ref = parse_ref(text)
+        cls = engine_class(ref.name)
+        model = settings_model(cls)
+        settings = model.load(ref.options) if model is not None else None
+    except UsageError:
+        return []
+    declared = getattr(cls, "models_used", None)
+    return list(declared(settings)) if callable(declared) else []
+
+
 def _no_blank_secrets(name: str, model: type[EngineSettings]) -> None:
     """`CORTEX_API_KEY=` (an unset shell variable, a blank .env line) is a missing key: taken as
     a key, the run would start and every case fail on authentication."""

@@ -57,6 +57,12 @@ class ModelSettings(EngineSettings):
     def embedder_base(self) -> str:
         return self.embedder_url or self.url
 
+    def models(self) -> list[str]:
+        chat = f"chat {self.llm_model} at {self.url}"
+        if self.llm_model == CHAT_MODEL:
+            chat += " (a stand-in: sentences, no language model)"
+        return [f"embeddings {self.embedder_model} at {self.embedder_base}", chat]
+
 
 async def check_models(engine: str, settings: ModelSettings) -> None:
     """The model list of each service the engine calls, in seconds, so a service that is not
@@ -101,6 +107,10 @@ class SearchPacks(Engine):
     one search, in the library's order, under the usual title and budget. A recalled text
     drawn from a turn the model still sees (whole, or one sentence the library extracted from
     it) is left out, so the pack never repeats the prompt."""
+
+    @staticmethod
+    def models_used(settings: ModelSettings) -> list[str]:
+        return settings.models()
 
     async def recall(self, tenant: str, text: str) -> list[str]:
         """The library's texts for a non-empty query, best first."""

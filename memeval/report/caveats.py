@@ -58,5 +58,14 @@ def overbilling_note(report: RunReport) -> str | None:
     )
 
 
+def models_note(report: RunReport) -> str | None:
+    """The models behind the engine's figures (an embedder, a stand-in chat model): a score
+    over a hashed or a stand-in model is not one over a real one, and must say which."""
+    from memeval.engines.registry import models_of
+
+    models = models_of(report.engine)
+    return f"models: {'; '.join(models)}" if models else None
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")

@@ -17,7 +17,13 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
+from memeval.report.caveats import (
+    composite_title,
+    infra_note,
+    models_note,
+    overbilling_note,
+    partial_note,
+)
 from memeval.report.compare import RULE, CompareReport
 from memeval.report.compare_markdown import move_rows
 from memeval.report.intervals import RunIntervals, run_intervals
@@ -87,7 +93,12 @@ def page(title: str, subtitle: str, data: dict[str, Any]) -> str:
 
 def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str:
     ci = intervals or run_intervals(report)
-    notes = (partial_note(report), infra_note(report), overbilling_note(report))
+    notes = (
+        partial_note(report),
+        infra_note(report),
+        overbilling_note(report),
+        models_note(report),
+    )
     subtitle = (
         f"engine {report.engine} · suite {report.suite}"
         + (f" ({report.subset})" if report.subset else "")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 
 from memeval.llm.judge import JUDGE_PROMPT_VERSION, SYSTEM
-from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
+from memeval.report.caveats import (
+    composite_title,
+    infra_note,
+    models_note,
+    overbilling_note,
+    partial_note,
+)
 from memeval.report.intervals import RunIntervals, run_intervals
 from memeval.report.numbers import DASH, ci, kpi_number, ms, number, pct
 from memeval.report.scorecard import COMPOSITE, PACK_HIT
@@ -83,6 +89,8 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
         out += ["", f"I{infra[1:]}."]
     if (overbilled := overbilling_note(report)) is not None:
         out += ["", f"**W{overbilled[1:]}.**"]
+    if (models := models_note(report)) is not None:
+        out += ["", f"M{models[1:]}."]
     sections = [
         _headline(ci_, composite_title(report), report.partial),
         _dimensions(report, ci_),
