@@ -28,8 +28,9 @@ def serve(
     embedder: Annotated[
         str,
         typer.Option(
-            help="minilm: all-MiniLM-L6-v2 (real, 384 dimensions); ngram: hashed character "
-            "n-grams, for wiring tests."
+            help="minilm: all-MiniLM-L6-v2 (real, 384 dimensions); wordllama: fast static "
+            "vectors, 256 dimensions (memeval[wordllama]); ngram: hashed character n-grams, "
+            "for wiring tests."
         ),
     ] = embeddings.DEFAULT,
 ) -> None:

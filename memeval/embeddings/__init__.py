@@ -3,6 +3,8 @@
 - `minilm` (the default): all-MiniLM-L6-v2, the sentence-transformer Chroma and many memory
   libraries embed with, 384 dimensions, in numpy (`memeval.embeddings.minilm`), its vectors
   kept on disk by text hash so a text is embedded once;
+- `wordllama`: WordLlama's static 256-dimension vectors, a fast and weaker tier (optional:
+  `pip install 'memeval[wordllama]'`);
 - `ngram`: hashed character n-grams, for tests of wiring: close in spelling, never in meaning.
 
 `load` keeps one of each per process: the model's weights are 90 MB and load once.
@@ -19,7 +21,7 @@ if TYPE_CHECKING:  # numpy loads with the first embedder, not with every import 
     import numpy as np
     from numpy.typing import NDArray
 
-NAMES = ("minilm", "ngram")
+NAMES = ("minilm", "wordllama", "ngram")
 DEFAULT = "minilm"
 
 
@@ -57,6 +59,10 @@ def load(name: str = DEFAULT) -> Embedder:
         from memeval.embeddings import minilm, weights
 
         return Cached(minilm.MiniLM(weights.ensure()))
+    if name == "wordllama":
+        from memeval.embeddings.wordllama import WordLlama
+
+        return WordLlama()
     if name == "ngram":
         from memeval.embeddings.ngram import NgramHash
 
@@ -70,6 +76,10 @@ def model_name(name: str) -> str:
         from memeval.embeddings.weights import MODEL
 
         return MODEL
+    if name == "wordllama":
+        from memeval.embeddings.wordllama import NAME
+
+        return NAME
     from memeval.embeddings.ngram import MODEL as NGRAM
 
     return NGRAM

@@ -105,3 +105,10 @@ def test_load_names_the_choices_for_an_unknown_embedder():
     with pytest.raises(UsageError, match="unknown embedder `bert`") as caught:
         embeddings.load("bert")
     assert "minilm" in caught.value.fix
+
+
+def test_the_wordllama_tier_loads_what_its_wheel_ships_and_ranks_by_meaning():
+    model = embeddings.load("wordllama")
+    vectors = model.embed([*PAIR, "A man is riding a horse."])
+    assert vectors.shape == (3, 256) and model.embed([]).shape == (0, 256)
+    assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2]) + 0.2
