@@ -75,6 +75,11 @@ COMMANDS = {
         "Check that a server speaks memeval's protocol, enforces auth and keeps tenants apart.",
     ),
     "suites": Entry("suites", "app", "List, validate and describe suites."),
+    "view": Entry(
+        "view",
+        "view",
+        "Browse the results store in a local web viewer: live runs, cases, compare, leaderboard.",
+    ),
     "models": Entry("models", "app", "Local models for engines built on an LLM and an embedder."),
 }
 

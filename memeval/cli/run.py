@@ -36,6 +36,7 @@ from memeval.report.source import load_report
 from memeval.report.stored import require_run
 from memeval.results import RunReport
 from memeval.store import Store
+from memeval.viewer.discovery import run_url, store_key
 from memeval_farm.farm import check_engine
 from memeval_farm.settings import FarmSettings, load_settings
 
@@ -106,6 +107,13 @@ def run(
     _conclude(end, store, planned, flags.fail_under, baseline)
 
 
+def _show_viewer(store: Store, run_id: str) -> None:
+    """Where a running `memeval view` of this store shows the run, as it fills in."""
+    url = run_url(store_key(store.url), run_id)
+    if url is not None:
+        out.print(f"view: {url}", highlight=False)
+
+
 def _checked(flags: RunFlags, settings: FarmSettings) -> RunReport | None:
     """The options that contradict each other or name unusable paths, before anything runs;
     returns the --fail-on-regression baseline."""
@@ -148,6 +156,12 @@ def _estimate(flags: RunFlags) -> None:
 
 
 def _plan(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
+    planned = _planned(flags, farm, store)
+    _show_viewer(store, planned.run_id)
+    return planned
+
+
+def _planned(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
     if flags.resume is None:
         request = flags.request()
         check_engine(request.engine, remote=farm.shared is not None)

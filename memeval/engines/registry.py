@@ -35,6 +35,8 @@ BUILTIN: dict[str, str] = {
     "mem0": "memeval.engines.adapters.mem0:Mem0Engine",
     "mem0-oss": "memeval.engines.adapters.mem0_oss:Mem0OssEngine",
     "graphiti": "memeval.engines.adapters.graphiti:GraphitiEngine",
+    "zep": "memeval.engines.adapters.zep:ZepEngine",
+    "supermemory": "memeval.engines.adapters.supermemory:SupermemoryEngine",
 }
 
 
