@@ -54,7 +54,7 @@ class MiniLM:
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self._load(tensors)
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
         self._threads = ThreadpoolController()
 
