@@ -44,6 +44,14 @@ class Timing(Model):
     ms: float
 
 
+class JudgeVerdict(Model):
+    """One judge's word on one answer; the probe's `judge_ok` is the judges' majority."""
+
+    model: str
+    ok: bool | None  # None: the judge said neither word clearly
+    note: str = ""  # the prompt id and the judge's reply
+
+
 class ProbeResult(Model):
     probe: str
     phase: Phase
@@ -60,6 +68,7 @@ class ProbeResult(Model):
     status: CheckStatus = CheckStatus.passed
     hit: bool = False
     rank: int | None = None  # 1-based unit of the first expected string; None when absent
+    hit_rank: int | None = None  # 1-based unit by which every expected string has appeared
     fresh_first: bool | None = None  # None when the probe has no stale values
     stale_first: bool | None = None
     leaked: list[str] = Field(default_factory=list)
@@ -79,8 +88,9 @@ class ProbeResult(Model):
     evidence_rank: int | None = None  # 1-based unit of the first evidence write; None: absent
     extractive_f1: float | None = None  # token F1 against the gold answer (SQuAD normalisation)
     model_f1: float | None = None
-    judge_ok: bool | None = None  # the model judge's verdict on the model answer
+    judge_ok: bool | None = None  # the model judges' majority verdict on the model answer
     judge_note: str | None = None
+    judges: list[JudgeVerdict] = Field(default_factory=list)  # each judge's own verdict
 
     @property
     def rr(self) -> float:
@@ -120,6 +130,7 @@ class QueryLog(Model):
     conflicts: int = 0
     acceptable_conflicts: int = 0  # of `conflicts`, those the query lists as acceptable
     tags: list[str] = Field(default_factory=list)
+    pack: str = ""  # the hits as a model is shown them, kept so `memeval answer` can re-ask
     model_answer: str | None = None  # a model's answer from the hits, when the run has one
     model_ok: bool | None = None  # None when no check grades an answer's text
     model_tokens: int = 0

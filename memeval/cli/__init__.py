@@ -37,6 +37,11 @@ COMMANDS = {
         "sweep_command",
         "Answer the suites with several models under one budget on the farm, then compare them.",
     ),
+    "answer": Entry(
+        "answer",
+        "answer_command",
+        "Answer and judge a stored run again from its packs, without calling its engine.",
+    ),
     "estimate": Entry(
         "estimate",
         "estimate_command",

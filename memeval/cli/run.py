@@ -30,11 +30,13 @@ from memeval.evaluation.outcome import RunEnd, Stop
 from memeval.evaluation.paths import check_output
 from memeval.evaluation.planning import PlannedRun, concurrency, plan_new, plan_resume
 from memeval.evaluation.store import usable_store
+from memeval.llm.judge import JudgeMode
 from memeval.llm.setup import check_model_options
 from memeval.report.gate import enforce_gates
 from memeval.report.source import load_report
 from memeval.report.stored import require_run
 from memeval.results import RunReport
+from memeval.runner.refusals import stopped
 from memeval.store import Store
 from memeval.viewer.discovery import run_url, store_key
 from memeval_farm.farm import check_engine
@@ -68,6 +70,7 @@ def run(
     llm: opt.Llm = False,
     model: opt.Model = None,
     judge: opt.Judge = None,
+    judge_mode: opt.JudgeModeOption = JudgeMode.strict,
     base_url: BaseUrl = None,
     max_tokens: opt.MaxTokens = None,
     budget_usd: opt.BudgetUsd = None,
@@ -100,11 +103,18 @@ def run(
         dispatch_detached(farm.shared, settings, store, planned, out)
         out.print(planned.run_id)
         return
-    how = Execution(
-        workers=local, pool=flags.pool, verbose=flags.verbose, outputs=flags.outputs(), console=out
-    )
-    end = execute(farm, store, planned, how)
+    end = execute(farm, store, planned, _how(flags, local))
     _conclude(end, store, planned, flags.fail_under, baseline)
+
+
+def _how(flags: RunFlags, workers: int) -> Execution:
+    return Execution(
+        workers=workers,
+        pool=flags.pool,
+        verbose=flags.verbose,
+        outputs=flags.outputs(),
+        console=out,
+    )
 
 
 def _show_viewer(store: Store, run_id: str) -> None:
@@ -193,6 +203,9 @@ def _conclude(
         raise typer.Exit(INTERRUPTED)
     if end.error is not None:
         raise end.error
+    refused = stopped(report.cases)
+    if refused is not None:
+        raise refused
     credits = outcome.credits_stop(report)
     if credits is not None:
         raise credits

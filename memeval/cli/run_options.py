@@ -13,6 +13,7 @@ from memeval.engines.registry import with_options
 from memeval.evaluation.models import DEFAULT_MODEL, ModelOptions
 from memeval.evaluation.outputs import Outputs
 from memeval.evaluation.planning import RunRequest
+from memeval.llm.judge import JudgeMode
 from memeval_farm.embedded import Pool
 
 Engine = Annotated[
@@ -59,11 +60,19 @@ Llm = Annotated[
 ]
 Model = Annotated[str | None, typer.Option(help="The answering model.", show_default=DEFAULT_MODEL)]
 Judge = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         help="With --llm: this model grades every answer against the gold one, on the "
-        "same budget (KPI judge_answer; prompt judge-v1).",
+        "same budget (KPI judge_answer; prompts judge-v2). Repeat for a majority of judges.",
         metavar="MODEL",
+    ),
+]
+JudgeModeOption = Annotated[
+    JudgeMode,
+    typer.Option(
+        "--judge-mode",
+        help="strict: the same fact; lenient: any answer on the right topic, as Mem0's "
+        "published evaluation grades.",
     ),
 ]
 MaxTokens = Annotated[int | None, typer.Option(help="Completion cap per answer.")]
@@ -75,7 +84,48 @@ DryRun = Annotated[
 ]
 
 
-class RunFlags(BaseModel):
+class ModelFlags(BaseModel):
+    """The model and report options `run` and `answer` share, as typer parsed them."""
+
+    out_dir: Path | None
+    json_path: Path | None
+    md_path: Path | None
+    llm: bool = True
+    model: str | None
+    judge: list[str] | None
+    judge_mode: JudgeMode = JudgeMode.strict
+    base_url: str | None
+    max_tokens: int | None
+    budget_usd: float | None
+    price: list[str] | None
+    rate: list[str] | None
+    model_timeout: float | None
+
+    @field_validator("price", "rate", "judge", mode="before")
+    @classmethod
+    def _none_given(cls, value: object) -> object:
+        """Click reports a repeatable option given no times as `()`; typer passes None."""
+        return value or None
+
+    def models(self) -> ModelOptions:
+        return ModelOptions(
+            llm=self.llm,
+            model=self.model,
+            judge=self.judge or [],
+            judge_mode=self.judge_mode,
+            base_url=self.base_url,
+            max_tokens=self.max_tokens,
+            prices=self.price or [],
+            rates=self.rate or [],
+            budget_usd=self.budget_usd,
+            model_timeout=self.model_timeout,
+        )
+
+    def outputs(self) -> Outputs:
+        return Outputs(out_dir=self.out_dir, json_path=self.json_path, md_path=self.md_path)
+
+
+class RunFlags(ModelFlags):
     """The options as typer parsed them, by parameter name."""
 
     engine: str | None
@@ -93,23 +143,11 @@ class RunFlags(BaseModel):
     detach: bool
     resume: str | None
     in_process: bool
-    out_dir: Path | None
-    json_path: Path | None
-    md_path: Path | None
-    llm: bool
-    model: str | None
-    judge: str | None
-    base_url: str | None
-    max_tokens: int | None
-    budget_usd: float | None
-    price: list[str] | None
-    rate: list[str] | None
-    model_timeout: float | None
     dry_run: bool
     fail_under: float | None
     fail_on_regression: str | None
 
-    @field_validator("only", "dimension", "price", "rate", mode="before")
+    @field_validator("only", "dimension", mode="before")
     @classmethod
     def _unset_is_none(cls, value: object) -> object:
         """Click reports a repeatable option given no times as `()`; typer passes None."""
@@ -128,22 +166,6 @@ class RunFlags(BaseModel):
             label=self.label,
             models=self.models(),
         )
-
-    def models(self) -> ModelOptions:
-        return ModelOptions(
-            llm=self.llm,
-            model=self.model,
-            judge=self.judge,
-            base_url=self.base_url,
-            max_tokens=self.max_tokens,
-            prices=self.price or [],
-            rates=self.rate or [],
-            budget_usd=self.budget_usd,
-            model_timeout=self.model_timeout,
-        )
-
-    def outputs(self) -> Outputs:
-        return Outputs(out_dir=self.out_dir, json_path=self.json_path, md_path=self.md_path)
 
     def names_a_new_run(self) -> bool:
         """Whether any option only a new run takes is given: a resume runs with the options

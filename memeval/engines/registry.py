@@ -28,6 +28,8 @@ BUILTIN: dict[str, str] = {
     "bm25": "memeval.engines.bm25:BM25Engine",
     "dense": "memeval.engines.dense:DenseEngine",
     "hybrid": "memeval.engines.hybrid:HybridEngine",
+    "full-context": "memeval.engines.full_context:FullContextEngine",
+    "oracle": "memeval.engines.oracle:OracleEngine",
     "http": "memeval.engines.adapters.http:HttpEngine",
     "cortex": "memeval.engines.adapters.cortex:CortexEngine",
     "tinyhumans": "memeval.engines.adapters.tinyhumans:TinyHumansEngine",

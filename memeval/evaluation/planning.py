@@ -90,7 +90,7 @@ def plan_resume(
     if check_here:
         check_engine(require_run(store, run_id).engine, remote=False)
     jobs, record = _reopen(store, run_id, console)
-    cap = _resumed_budget(store, record, budget_usd)
+    cap = resumed_budget(store, record, budget_usd)
     models = ModelPlan(llm=None, rates=[], budget_micros=None)
     if jobs and jobs[0].options.llm is not None:
         models = ModelPlan(
@@ -103,7 +103,7 @@ def plan_resume(
     return PlannedRun(run_id=run_id, label=record.label, jobs=jobs, models=models)
 
 
-def _resumed_budget(store: Store, record: RunRecord, budget_usd: float | None) -> int | None:
+def resumed_budget(store: Store, record: RunRecord, budget_usd: float | None) -> int | None:
     """The run's budget, or the larger one this resume gives it (stored for later resumes)."""
     recorded = record.options.get("budget_micros")
     if budget_usd is None:

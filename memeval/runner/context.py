@@ -27,6 +27,11 @@ class RunOptions(BaseModel):
     rates: list[Rate] = Field(
         default_factory=list, description="Global rate limits; the engine one throttles it."
     )
+    refused_stop: int = Field(
+        default=3,
+        ge=0,
+        description="Stop the run (exit 2) when its first N cases are refused alike; 0: never.",
+    )
 
 
 def tenant_base(run_id: str, case_id: str, trial: int, attempt: int = 0) -> str:

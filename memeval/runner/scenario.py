@@ -11,10 +11,12 @@ from memeval.agent import ScriptedAgent, thread_turns
 from memeval.engines.base import (
     CreditsExhausted,
     Engine,
+    EngineRefused,
     EngineUnavailable,
     Unsupported,
     takes_question,
 )
+from memeval.engines.oracle import OracleEngine
 from memeval.engines.types import Capability, MemoryItem, Pack, Turn, TurnContext
 from memeval.results import CaseStatus, CheckStatus, Phase, ProbeResult
 from memeval.runner.answers import answer_probe
@@ -173,7 +175,7 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
         except Unsupported as exc:
             result.status = CheckStatus.unsupported
             result.error = str(exc)
-        except (EngineUnavailable, CreditsExhausted):  # infrastructure, or no credit: not memory
+        except (EngineUnavailable, CreditsExhausted, EngineRefused):  # not memory
             raise
         except Exception as exc:  # an engine bug is a memory failure: score it, keep going
             result.status = CheckStatus.error
@@ -200,9 +202,13 @@ async def _ask(
 ) -> Pack:
     """One probe is one lifecycle call, chosen by its `via`."""
     tenant = ctx.tenant(probe.tenant)
-    at = scenario.probe_end
+    at = probe.as_of or scenario.probe_end  # `as_of`: the question is asked as at that moment
     watch = ctx.watch
     log = scenario.logs(probe)
+    if isinstance(engine, OracleEngine):  # the one engine told the answer's writes
+        evidence = set(probe.evidence)
+        lines = [w for w, e in scenario.write_aliases().items() if e in evidence]
+        engine.reveal(tenant, [*evidence, *lines])  # documents' and learnings' ids are their own
     question = Turn(role="user", text=probe.question, at=at, id=f"probe-{probe.id}")
     thread = next((t for t in scenario.threads if t.id == probe.thread), None)
     asked: dict[str, str] = {"question": probe.question}

@@ -53,8 +53,15 @@ Items = Callable[[CaseResult], Iterator[float]]
 """The numbers one case contributes to a mean or share KPI: a flag (0/1) or a score each."""
 
 
+APART = "reported:apart"
+"""A probe tag (LoCoMo's adversarial category by default): the probe counts under its other
+tags' KPIs, never in the run's overall numbers, as published tables leave it out."""
+
+
 def _scored(c: CaseResult) -> list[ProbeResult]:
-    return [p for p in c.probes if p.scored] if c.kind == "scenario" else []
+    if c.kind != "scenario":
+        return []
+    return [p for p in c.probes if p.scored and APART not in p.tags]
 
 
 def _tagged(tag: str, c: CaseResult) -> list[ProbeResult]:
@@ -73,6 +80,24 @@ def _quiet(c: CaseResult) -> list[bool]:
     return [q.conflicts > q.acceptable_conflicts for q in c.queries]
 
 
+def _ranked(c: CaseResult) -> list[ProbeResult]:
+    """Probes hit@k speaks of: those expecting strings, stored with the rank of the last one
+    (a result stored before `hit_rank` existed says nothing, and is left out)."""
+    return [
+        p for p in _scored(c) if p.expect and not p.abstain and not (p.hit and p.hit_rank is None)
+    ]
+
+
+def _hit_within(p: ProbeResult, k: int) -> bool:
+    return p.hit_rank is not None and p.hit_rank <= k
+
+
+def _answered_right(p: ProbeResult) -> bool:
+    """The model's answer where a model answered, else the extractive one: the right answers
+    a pack's tokens bought."""
+    return bool(p.model_ok) if p.model_answer is not None else p.extractive_ok
+
+
 def _in_pack(p: ProbeResult) -> bool:
     return any(a.casefold() in p.pack.casefold() for a in p.accept)
 
@@ -86,6 +111,8 @@ MEANS: dict[str, Items] = {
     "pack_hit_synthesis": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.synthesis),
     "pack_hit": lambda c: (p.hit for p in _scored(c)),
     "mrr": lambda c: (p.rr for p in _scored(c)),
+    "hit_at_1": lambda c: (_hit_within(p, 1) for p in _ranked(c)),
+    "hit_at_3": lambda c: (_hit_within(p, 3) for p in _ranked(c)),
     "extractive_answer": lambda c: (p.extractive_ok for p in _scored(c)),
     # Fixtures are answered through their queries, scenarios through their probes: both
     # count, or a model sweep over fixtures would compare the models on cost alone.
@@ -126,6 +153,8 @@ COUNTS: dict[str, Callable[[CaseResult], float]] = {
     "scenarios": lambda c: float(c.kind == "scenario"),
     "beliefs_built": lambda c: float(c.beliefs_built if c.kind == "scenario" else 0),
     "correct": lambda c: float(sum(p.hit for p in _scored(c)) + sum(ch.ok for ch in c.checks)),
+    "answers_right": lambda c: float(sum(_answered_right(p) for p in _scored(c))),
+    "probe_tokens": lambda c: float(sum(p.pack_tokens for p in _scored(c))),
 }
 """Sums over the cases that ran to the end."""
 
@@ -242,6 +271,8 @@ def records(t: Tally) -> list[Record]:
     def mean(group: str, name: str, unit: str = "share", better: str = "higher") -> None:
         add(group, name, t.mean(name), unit, better)
 
+    for name in ("hit_at_1", "hit_at_3"):  # first: they separate engines that pack hit does not
+        mean("accuracy", name)
     for name in ("pack_hit_recall", "pack_hit"):
         mean("accuracy", name)
     mean("accuracy", "mrr", "score")
@@ -275,6 +306,9 @@ def records(t: Tally) -> list[Record]:
     spend = t.engine_spend()
     engine_usd = None if spend is None else spend.usd_micros / 1e6
     correct = int(t.count("correct"))
+    right = int(t.count("answers_right"))
+    per_right = t.count("probe_tokens") / right if right else None
+    add("cost", "tokens_per_correct", (per_right, right), "tokens", "lower")
     add("cost", "engine_usd", (engine_usd, t.spent), "usd", "lower")
     add("cost", "answerer_usd", (t.answerer_usd, t.spent), "usd", "lower")
     per = ((engine_usd or 0.0) + t.answerer_usd) / correct if correct else None
@@ -306,6 +340,8 @@ def kpis_of(t: Tally) -> list[Kpi]:
 
 
 TAG_KPIS = (
+    "hit_at_1",
+    "hit_at_3",
     "pack_hit",
     "mrr",
     "extractive_answer",
@@ -326,12 +362,14 @@ def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
     evidence recall, and a row of empty numbers per tag would bury the ones that exist. They
     stay out of the scorecard, which compares and gates on the overall numbers."""
     done = [c for c in cases if c.status is CaseStatus.done and c.kind == "scenario"]
-    tags = sorted({t for c in done for p in _scored(c) for t in p.tags})
+    tags = sorted({t for c in done for p in c.probes if p.scored for t in p.tags})
     out: list[Kpi] = []
     for tag in tags:
-        # A case cut down to the tag's probes: the tag KPIs read probes alone.
+        # A case cut down to the tag's probes: the tag KPIs read probes alone, those reported
+        # apart included.
         views = [
-            c.model_copy(update={"probes": [p for p in c.probes if tag in p.tags]}) for c in done
+            c.model_copy(update={"probes": [_counted(p) for p in c.probes if tag in p.tags]})
+            for c in done
         ]
         out += [
             _kpi(r, tag)
@@ -339,3 +377,9 @@ def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
             if r[1] in TAG_KPIS and r[0] == "accuracy" and r[2] is not None
         ]
     return out
+
+
+def _counted(p: ProbeResult) -> ProbeResult:
+    if APART not in p.tags:
+        return p
+    return p.model_copy(update={"tags": [t for t in p.tags if t != APART]})

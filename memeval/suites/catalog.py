@@ -51,9 +51,9 @@ def resolve(spec: str) -> Suite:
     if spec in BUILTIN:
         return Suite(name=spec, cases=load_paths([fixtures_root() / spec]))
     if (benchmark := sources.parse(spec)) is not None:  # locomo:PATH, longmemeval:PATH
-        cases = sources.load(*benchmark)
+        where = str(benchmark[1])
         return Suite(
-            name=spec, cases=[Located(case=c, path=str(benchmark[1]), line=0) for c in cases]
+            name=spec, cases=[Located(case=c, path=where, line=0) for c in sources.load(*benchmark)]
         )
     path = Path(spec)
     if not path.exists():

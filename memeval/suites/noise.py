@@ -97,7 +97,7 @@ class Distractor(BaseModel):
 
 def _banned(scenario: Scenario) -> list[tuple[str, Match]]:
     return [
-        (text, probe.match)
+        (text, probe.match_for(text))
         for probe in scenario.probes
         for text in [*probe.expect, *probe.stale, *probe.forbidden, *probe.accept]
     ]

@@ -266,6 +266,26 @@ class Probe(Strict):
         default_factory=list, description="Free tags, e.g. `category:temporal`, `difficulty:hard`."
     )
     match: Match = Field(default=Match.substring, description="How expected strings are found.")
+    matches: dict[str, Match] = Field(
+        default_factory=dict,
+        description="A `match` for some strings alone (of expect, stale, forbidden, accept), "
+        'e.g. `{"4.1": number}` beside a default `substring`.',
+    )
+    stale_as: Literal["string", "claim"] = Field(
+        default="string",
+        description="`claim`: a stale value counts only where it is presented as current; a "
+        'unit calling it outdated ("no longer", "used to", "outdated") is right, not stale.',
+    )
+    abstain_by: Literal["empty", "no_forbidden"] = Field(
+        default="empty",
+        description="abstain probes without a model: `empty` passes an empty or flagged pack; "
+        "`no_forbidden` passes any pack holding none of the `forbidden` strings.",
+    )
+    as_of: datetime | None = Field(
+        default=None,
+        description="Ask as at this moment instead of the scenario's evaluation time: the "
+        "question's turn is dated so, and a model is told the date.",
+    )
     log: bool | None = Field(
         default=None,
         description="ask/continue: log the question as a turn (default: the scenario's "
@@ -282,6 +302,14 @@ class Probe(Strict):
             )
         if not self.scored and not self.forbidden:
             raise ValueError("an unscored probe is a leak check and needs `forbidden` strings")
+        if self.abstain_by == "no_forbidden" and not (self.abstain and self.forbidden):
+            raise ValueError("`abstain_by: no_forbidden` needs `abstain: true` and `forbidden`")
+        named = {*self.expect, *self.stale, *self.forbidden, *self.accept}
+        stray = sorted(set(self.matches) - named)
+        if stray:
+            raise ValueError(
+                f"`matches` names {stray}, which are not among expect, stale, forbidden or accept"
+            )
         needs_thread = {Via.compact: "drop", Via.continue_: "in_prompt_from"}
         if self.via in needs_thread:
             field = needs_thread[self.via]
@@ -290,6 +318,14 @@ class Probe(Strict):
         if self.via is Via.context_doc and not self.heading:
             raise ValueError("via `context_doc` needs a `heading`")
         return self
+
+    @field_validator("as_of")
+    @classmethod
+    def _aware_as_of(cls, value: datetime | None) -> datetime | None:
+        return utc(value)
+
+    def match_for(self, text: str) -> Match:
+        return self.matches.get(text, self.match)
 
 
 class Noise(Strict):
