@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memeval.engines.types import Usage
 
@@ -91,6 +91,9 @@ class ProbeResult(Model):
     judge_ok: bool | None = None  # the model judges' majority verdict on the model answer
     judge_note: str | None = None
     judges: list[JudgeVerdict] = Field(default_factory=list)  # each judge's own verdict
+    late: bool | None = None  # with a host deadline: the pack came after it (None: no deadline)
+    host_hit: bool | None = None  # with host limits: a hit on the pack the host would paste
+    trace_removed: bool | None = None  # its logged question forgotten once scored (None: unlogged)
 
     @property
     def rr(self) -> float:
@@ -137,6 +140,33 @@ class QueryLog(Model):
     model_usd_micros: int = 0
 
 
+class EraseCheck(Model):
+    """One face of the engine searched for what must not be there: an erase audit's canaries
+    (`erase:`) or a loop guard's injected blocks (`echo_packs`).
+
+    `mode` says what should have kept them out: `cross_tenant` (another tenant, before any
+    forget), `by_id` (after `forget_write` of the writes that held them), `tenant` (after the
+    whole tenant was forgotten and its listing had settled) or `loop_guard` (the engine's duty
+    to drop the injected-context block from every write)."""
+
+    mode: str
+    face: str  # pack, resume, context, answer, listing, derived, beliefs, forget_write
+    tenant: str  # the scenario's tenant name that was searched
+    found: list[str] = Field(default_factory=list)  # canaries that came back
+    status: CheckStatus = CheckStatus.passed
+    detail: str = ""
+
+
+class LagResult(Model):
+    """Write-to-ranked for one probe's write: the time from the engine's ack of the write to
+    the first pack for the probe's question holding what it expects, polled within a budget."""
+
+    probe: str
+    write: str
+    ms: float | None = None  # None: no pack ranked it within the budget
+    polls: int = 0
+
+
 class UsageWindow(Model):
     """The engine's running totals read as a case started and as it ended.
 
@@ -161,6 +191,8 @@ class CaseResult(Model):
     score: float | None = None  # fixture: share of checks passed; scenario: pack-hit share
     probes: list[ProbeResult] = Field(default_factory=list)
     checks: list[CheckResult] = Field(default_factory=list)
+    erase: list[EraseCheck] = Field(default_factory=list)  # the erase audit, when the case has one
+    lags: list[LagResult] = Field(default_factory=list)  # write-to-ranked, for `lag` probes
     queries: list[QueryLog] = Field(default_factory=list)
     timings: list[Timing] = Field(default_factory=list)
     beliefs_built: int = 0
@@ -174,6 +206,11 @@ class CaseResult(Model):
     evaluated_at: datetime | None = None  # the pinned evaluation time the case ran at
     attempt: int = 0  # earlier attempts infrastructure broke off, each on its own tenant
     infra_retries: int = 0  # engine requests retried within this attempt (5xx, 429, timeout)
+    capabilities: list[str] | None = None  # the engine's; None in results stored before
+
+
+RENAMED_KPIS = {"planted_flagged": "conflict_pack_hit"}
+"""Old KPI names in stored reports, by the name they go by now."""
 
 
 class Kpi(Model):
@@ -184,6 +221,20 @@ class Kpi(Model):
     better: str  # higher | lower
     n: int
     tag: str | None = None  # a probe tag (category:temporal): the KPI over those probes alone
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _current_name(cls, value: object) -> object:
+        """A report stored under an old name loads, and compares, under today's."""
+        return RENAMED_KPIS.get(value, value) if isinstance(value, str) else value
+
+
+class ModelUsed(Model):
+    """A model a run's scores depend on, and the prompt it was given: a score means nothing
+    without both."""
+
+    model: str
+    prompt_version: str
 
 
 class RunReport(Model):
@@ -222,6 +273,10 @@ class RunReport(Model):
     overbilled_usd_micros: int = Field(
         default=0, description="How much above their holds those calls were billed, in all."
     )
+    answerer: ModelUsed | None = Field(
+        default=None, description="The model that answered from the packs (--llm); None: none."
+    )
+    judge: ModelUsed | None = Field(default=None, description="The model that graded (--judge).")
 
     @property
     def overall_kpis(self) -> list[Kpi]:

@@ -137,6 +137,13 @@ class Engine:
     async def forget(self, tenant: str) -> None:
         raise Unsupported(Capability.lifecycle)
 
+    async def forget_write(self, tenant: str, write_id: str) -> None:
+        """Forget one write, named by the id the case gave it (`MemoryItem.id`, `Turn.id`),
+        and everything derived from it alone: a user's "delete that" must not wait for the
+        whole tenant to go. Engines that can only forget a tenant leave this unsupported,
+        and the erase audit and probe clean-up say so in the report."""
+        raise Unsupported(Capability.forget_write)
+
     async def inspect(self, tenant: str) -> Derived:
         raise Unsupported(Capability.inspect)
 

@@ -16,11 +16,13 @@ from memeval.llm.setup import budget_micros
 from memeval.plan import new_run_id, select
 from memeval.report.stored import require_run
 from memeval.runner import RunOptions
+from memeval.runner.host import HostLimits
 from memeval.store import RunRecord, Store
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
+from memeval.suites.haystack import Haystack, expand
 from memeval.suites.scenario import Scenario
-from memeval.summary import subset_name
+from memeval.summary import plural, subset_name
 from memeval_farm.farm import check_engine
 from memeval_farm.job import CaseJob, plan_run
 
@@ -36,6 +38,8 @@ class RunRequest(BaseModel):
     keep: bool = False
     label: str | None = None
     models: ModelOptions = Field(default_factory=ModelOptions)
+    host: HostLimits | None = None
+    haystack: Haystack | None = None
 
 
 class PlannedRun(BaseModel):
@@ -69,9 +73,15 @@ def plan_new(store: Store, request: RunRequest, console: Console) -> PlannedRun:
         label=label,
         engine=request.engine,
         suite=request.suite,
-        cases=select(resolve(request.suite), request.only, request.dimension),
+        cases=_swept(select(resolve(request.suite), request.only, request.dimension), request),
         trials=request.trials or 1,
-        options=RunOptions(keep=request.keep, llm=models.llm, rates=models.rates),
+        options=RunOptions(
+            keep=request.keep,
+            llm=models.llm,
+            rates=models.rates,
+            host=request.host,
+            haystack=request.haystack,
+        ),
         budget_micros=models.budget_micros,
         subset=subset_name(request.only, request.dimension),
     )
@@ -80,6 +90,10 @@ def plan_new(store: Store, request: RunRequest, console: Console) -> PlannedRun:
     if request.label and label != request.label:
         console.print(f"label `{request.label}` is taken: this run is `{label}`", highlight=False)
     return PlannedRun(run_id=run_id, label=label, jobs=jobs, models=models)
+
+
+def _swept(cases: list[Scenario | Fixture], request: RunRequest) -> list[Scenario | Fixture]:
+    return cases if request.haystack is None else expand(cases, request.haystack)
 
 
 def plan_resume(
@@ -124,8 +138,12 @@ def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob],
     record = require_run(store, run_id)
     missing = store.missing_cases(run_id)
     cases: dict[str, Scenario | Fixture] = {}
+    options = RunOptions.model_validate(record.options)
     if missing:
-        cases = {located.case.id: located.case for located in resolve(record.suite).cases}
+        found = [located.case for located in resolve(record.suite).cases]
+        if options.haystack is not None:  # the variants the run was planned with
+            found = expand(found, options.haystack)
+        cases = {case.id: case for case in found}
     gone = sorted({p.case_id for p in missing} - cases.keys())
     if gone:
         raise UsageError(
@@ -133,7 +151,6 @@ def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob],
             + ", ".join(gone),
             fix="restore those case files, or start a new run",
         )
-    options = RunOptions.model_validate(record.options)
     store.reopen_run(run_id)
     jobs = [
         CaseJob(
@@ -146,5 +163,7 @@ def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob],
         )
         for p in missing
     ]
-    console.print(f"resuming {run_id}: {len(jobs)} of {record.planned_count} cases to run")
+    console.print(
+        f"resuming {run_id}: {len(jobs)} of {plural(record.planned_count, 'case')} to run"
+    )
     return jobs, record

@@ -15,8 +15,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
 
-from memeval.engines.types import Usage
-from memeval.results import CaseResult, CaseStatus, Kpi, Phase, ProbeResult, UsageWindow
+from memeval.engines.types import Capability, Usage
+from memeval.results import (
+    CaseResult,
+    CaseStatus,
+    CheckStatus,
+    EraseCheck,
+    Kpi,
+    Phase,
+    ProbeResult,
+    UsageWindow,
+)
 from memeval.scoring.spend import usage_union
 from memeval.suites.fixture import WEIGHTS, Dimension
 
@@ -106,6 +115,26 @@ def _pre_turns(c: CaseResult) -> list[float]:
     return [t.ms for t in c.timings if t.call == "pre_turn" and t.step == "write"]
 
 
+NEEDS = {"spurious": Capability.conflicts, "beliefs_built": Capability.beliefs}
+"""KPIs only an engine with the capability can score: an engine that never reports a conflict
+has no spurious ones to count, and one that distils no beliefs builds none. Without it they are
+n/a (None), never a 0% that reads as measured or a number a comparison could call a move."""
+
+
+def able(c: CaseResult, kpi: str) -> bool:
+    """Whether `c`'s engine can score `kpi`; results stored before engines' capabilities were
+    recorded with them (None) count as able, as they always did."""
+    need = NEEDS.get(kpi)
+    return need is None or c.capabilities is None or need.value in c.capabilities
+
+
+def _searched(c: CaseResult, *modes: str) -> list[EraseCheck]:
+    """Searches of the engine's faces that looked (passed, or found what must not be there):
+    a face the engine lacks or that failed says nothing."""
+    looked = (CheckStatus.passed, CheckStatus.failed)
+    return [e for e in c.erase if e.mode in modes and e.status in looked]
+
+
 MEANS: dict[str, Items] = {
     "pack_hit_recall": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.recall),
     "pack_hit_synthesis": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.synthesis),
@@ -140,17 +169,37 @@ MEANS: dict[str, Items] = {
     "lesson_answered": lambda c: (p.extractive_ok for p in _tagged("learning", c)),
     "surprise_in_pack": lambda c: (p.hit for p in _tagged("surprise", c)),
     "surprise_mrr": lambda c: (p.rr for p in _tagged("surprise", c)),
-    "planted_flagged": lambda c: (p.hit for p in _planted(c)),
+    "conflict_pack_hit": lambda c: (p.hit for p in _planted(c)),
     "spurious": lambda c: iter(_quiet(c)),
     "fresh_first": lambda c: (bool(p.fresh_first) for p in _scored(c) if p.fresh_first is not None),
     "disagreement_in_pack": lambda c: (_in_pack(p) for p in _planted(c)),
     "pack_tokens": lambda c: (float(p.pack_tokens) for p in _scored(c)),
     "pre_turn_timeout_rate": lambda c: (ms > PRE_TURN_TIMEOUT_MS for ms in _pre_turns(c)),
     "build_ms": lambda c: (t.ms for t in c.timings if t.call == "build_beliefs"),
+    "erase_failures": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "by_id", "tenant")
+    ),
+    "cross_tenant_leaks": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "cross_tenant")
+    ),
+    "injected_copies": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "loop_guard")
+    ),
+    "host_pack_hit": lambda c: (p.host_hit for p in _scored(c) if p.host_hit is not None),
+    "deadline_timeout_rate": lambda c: (p.late for p in c.probes if p.late is not None),
+    "probe_turns_kept": lambda c: (
+        not p.trace_removed for p in c.probes if p.trace_removed is not None
+    ),
+    "unranked_rate": lambda c: (lag.ms is None for lag in c.lags),
+    "forget_write_supported": lambda c: iter(
+        [not any(e.face == "forget_write" for e in c.erase)]
+        if any(e.mode == "by_id" for e in c.erase)
+        else []
+    ),
 }
 
 COUNTS: dict[str, Callable[[CaseResult], float]] = {
-    "scenarios": lambda c: float(c.kind == "scenario"),
+    "belief_scenarios": lambda c: float(c.kind == "scenario" and able(c, "beliefs_built")),
     "beliefs_built": lambda c: float(c.beliefs_built if c.kind == "scenario" else 0),
     "correct": lambda c: float(sum(p.hit for p in _scored(c)) + sum(ch.ok for ch in c.checks)),
     "answers_right": lambda c: float(sum(_answered_right(p) for p in _scored(c))),
@@ -179,6 +228,7 @@ class Tally:
     pre_turns: tuple[float, ...] = ()
     probe_ms: tuple[float, ...] = ()
     windows: tuple[UsageWindow, ...] = ()
+    lags: tuple[float, ...] = ()  # write-to-ranked ms of the writes a pack did rank
 
     @classmethod
     def of(cls, case: CaseResult) -> Tally:
@@ -189,6 +239,8 @@ class Tally:
         if case.status is not CaseStatus.done:
             return cls(tuple(numbers), windows=windows)
         for name, items in MEANS.items():
+            if not able(case, name):
+                continue
             at = _MEAN_AT[name]
             for item in items(case):
                 numbers[at] += item
@@ -203,6 +255,7 @@ class Tally:
             pre_turns=tuple(sorted(_pre_turns(case))),
             probe_ms=tuple(sorted(t.ms for t in case.timings if t.step == "probe")),
             windows=windows,
+            lags=tuple(sorted(lag.ms for lag in case.lags if lag.ms is not None)),
         )
 
     def mean(self, name: str) -> tuple[float | None, int]:
@@ -246,6 +299,7 @@ def merge(tallies: Iterable[Tally]) -> Tally:
         pre_turns=tuple(chain.from_iterable(t.pre_turns for t in parts)),
         probe_ms=tuple(chain.from_iterable(t.probe_ms for t in parts)),
         windows=tuple(chain.from_iterable(t.windows for t in parts)),
+        lags=tuple(chain.from_iterable(t.lags for t in parts)),
     )
 
 
@@ -266,7 +320,10 @@ def records(t: Tally) -> list[Record]:
 
     def add(group: str, name: str, value: tuple[float | None, int], unit: str, better: str) -> None:
         number, n = value
-        out.append((group, name, None if number is None else round(number, 4), n, unit, better))
+        # Rounded only past any digit a report shows (float noise between sums taken in another
+        # order): at 4 places, 0.78249 was stored as 0.7825 and printed 0.783 beside 0.782.
+        rounded = None if number is None else round(number, 10)
+        out.append((group, name, rounded, n, unit, better))
 
     def mean(group: str, name: str, unit: str = "share", better: str = "higher") -> None:
         add(group, name, t.mean(name), unit, better)
@@ -275,6 +332,7 @@ def records(t: Tally) -> list[Record]:
         mean("accuracy", name)
     for name in ("pack_hit_recall", "pack_hit"):
         mean("accuracy", name)
+    mean("accuracy", "host_pack_hit")  # with --deadline/--pack-tokens/--pack-sections
     mean("accuracy", "mrr", "score")
     for name in ("extractive_answer", "model_answer", "captured"):
         mean("accuracy", name)
@@ -291,17 +349,23 @@ def records(t: Tally) -> list[Record]:
     (recall, _), (synthesis, written) = t.mean("pack_hit_recall"), t.mean("pack_hit_synthesis")
     gain = synthesis - recall if synthesis is not None and recall is not None else None
     add("learning", "synthesis_gain", (gain, written), "share", "higher")
-    scenarios = int(t.count("scenarios"))
+    scenarios = int(t.count("belief_scenarios"))
     built = t.count("beliefs_built") if scenarios else None
     add("learning", "beliefs_built", (built, scenarios), "count", "higher")
 
     mean("surprise", "surprise_in_pack")
     mean("surprise", "surprise_mrr", "score")
 
-    mean("conflicts", "planted_flagged")
+    mean("conflicts", "conflict_pack_hit")
     mean("conflicts", "spurious", better="lower")
     mean("conflicts", "fresh_first")
     mean("conflicts", "disagreement_in_pack")
+
+    mean("safety", "erase_failures", better="lower")
+    mean("safety", "cross_tenant_leaks", better="lower")
+    mean("safety", "forget_write_supported")
+    mean("safety", "probe_turns_kept", better="lower")
+    mean("safety", "injected_copies", better="lower")
 
     spend = t.engine_spend()
     engine_usd = None if spend is None else spend.usd_micros / 1e6
@@ -319,10 +383,15 @@ def records(t: Tally) -> list[Record]:
     for q in (50, 95, 99):
         add("latency", f"pre_turn_p{q}", (percentile(pre, q), len(pre)), "ms", "lower")
     mean("latency", "pre_turn_timeout_rate", better="lower")
+    mean("latency", "deadline_timeout_rate", better="lower")
     probe = list(t.probe_ms)
     for q in (50, 95):
         add("latency", f"probe_p{q}", (percentile(probe, q), len(probe)), "ms", "lower")
     mean("latency", "build_ms", "ms", "lower")
+    lags = list(t.lags)
+    for q in (50, 95):
+        add("latency", f"write_to_ranked_p{q}", (percentile(lags, q), len(lags)), "ms", "lower")
+    mean("latency", "unranked_rate", better="lower")
     return out
 
 

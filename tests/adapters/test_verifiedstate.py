@@ -222,7 +222,7 @@ def test_a_server_without_as_of_reports_point_in_time_unsupported(vs):
 def test_the_full_built_in_suite_completes_with_lifecycle_unsupported(vs):
     _fake, url = vs
     results = run_builtin_suite(engine_at("verifiedstate", url), "vs-suite")
-    assert len(results) == 62 and all(r.status is CaseStatus.done for r in results)
+    assert len(results) == 66 and all(r.status is CaseStatus.done for r in results)
     scenarios = [r for r in results if r.kind == "scenario"]
     assert all((r.error or "").startswith("unsupported") for r in scenarios)
     fixtures = [r for r in results if r.kind == "fixture"]

@@ -296,7 +296,7 @@ def test_preflight_passes_with_a_good_key(fake):
 def test_the_full_built_in_suite_runs_with_every_case_done(fake):
     server, url = fake
     results = run_builtin_suite(engine_at("zep", url, QUICK), "zep-suite")
-    assert len(results) == 62
+    assert len(results) == 66
     assert all(r.status is CaseStatus.done for r in results), [
         (r.case_id, r.error) for r in results if r.status is not CaseStatus.done
     ]

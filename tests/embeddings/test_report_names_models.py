@@ -21,7 +21,7 @@ def report(engine: str) -> RunReport:
 
 @pytest.mark.parametrize("engine", ["dense", "hybrid"])
 def test_the_in_process_baselines_name_minilm(engine):
-    assert f"Models: embeddings {MODEL}, in-process." in render(report(engine))
+    assert f"Engine models: embeddings {MODEL}, in-process." in render(report(engine))
     assert MODEL in render_html(report(engine))
 
 
@@ -32,4 +32,4 @@ def test_an_engine_on_a_model_service_names_both_models_and_the_url():
 
 
 def test_an_engine_with_no_model_gets_no_line():
-    assert "Models:" not in render(report("bm25"))
+    assert "Engine models:" not in render(report("bm25"))
