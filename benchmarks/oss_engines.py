@@ -75,7 +75,9 @@ def run(engine: str, url: str, folder: Path, suite: str, workers: int) -> tuple[
     done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True)
     wall = time.monotonic() - started
     if done.returncode != 0:
-        raise SystemExit(f"{engine}: exit {done.returncode}\n{done.stdout[-2000:]}")
+        raise SystemExit(
+            f"{engine}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+        )
     return json.loads(report.read_text()), wall
 
 

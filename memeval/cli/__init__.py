@@ -86,9 +86,7 @@ COMMANDS = {
         "view",
         "Browse the results store in a local web viewer: live runs, cases, compare, leaderboard.",
     ),
-    "models": Entry(
-        "models", "app", "Stand-in models for engines built on an LLM and an embedder."
-    ),
+    "models": Entry("models", "app", "Local models for engines built on an LLM and an embedder."),
 }
 
 flags_show_no_type()

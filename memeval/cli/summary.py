@@ -11,6 +11,7 @@ from rich.table import Table
 
 from memeval.report.caveats import (
     composite_title,
+    engine_models_note,
     infra_note,
     models_note,
     overbilling_note,
@@ -77,6 +78,7 @@ def print_summary(report: RunReport, console: Console, elapsed_s: float | None =
             console.print(f"  [red]{status}[/] ({plural(n, 'case')}): {why}", highlight=False)
     notes = (
         (models_note(report), "cyan"),
+        (engine_models_note(report), "cyan"),
         (partial_note(report), "yellow"),
         (infra_note(report), "dim"),
         (spend_note(report), "yellow"),

@@ -26,6 +26,8 @@ BUILTIN: dict[str, str] = {
     "reference": "memeval.engines.reference:ReferenceEngine",
     "naive": "memeval.engines.naive:NaiveEngine",
     "bm25": "memeval.engines.bm25:BM25Engine",
+    "dense": "memeval.engines.dense:DenseEngine",
+    "hybrid": "memeval.engines.hybrid:HybridEngine",
     "full-context": "memeval.engines.full_context:FullContextEngine",
     "oracle": "memeval.engines.oracle:OracleEngine",
     "http": "memeval.engines.adapters.http:HttpEngine",
@@ -136,6 +138,21 @@ def create(name: str) -> Engine:
         return cls()
     _no_blank_secrets(ref.name, model)
     return cls(model.load(ref.options))  # type: ignore[call-arg]
+
+
+def models_of(text: str) -> list[str]:
+    """The models an engine reference computes with, as its class declares them
+    (`models_used(settings)`), for the line every report prints; [] when it declares none or
+    its settings cannot be read in this process."""
+    try:
+        ref = parse_ref(text)
+        cls = engine_class(ref.name)
+        model = settings_model(cls)
+        settings = model.load(ref.options) if model is not None else None
+    except UsageError:
+        return []
+    declared = getattr(cls, "models_used", None)
+    return list(declared(settings)) if callable(declared) else []
 
 
 def _no_blank_secrets(name: str, model: type[EngineSettings]) -> None:

@@ -1,13 +1,20 @@
-"""Stand-in models: an OpenAI-compatible service that needs no weights, no key and no network.
+"""Models for engines built on an LLM and an embedder, with no weights download, key or network.
 
-Engines built on a model (mem0's library, Graphiti) cannot run without an LLM and an embedder.
-This service gives them deterministic ones, so CI and a first try run those engines end to end
-on a laptop. What they measure is wiring and latency; what they cannot measure is quality, and
-every report made with them says so in one line (`NOTE`).
+Engines built on a model (mem0's library, Graphiti) cannot run without both. `memeval models
+serve` gives them real embeddings (all-MiniLM-L6-v2, computed here) and a deterministic
+stand-in chat model. The embeddings make their retrieval mean what it would with a real
+deployment's small embedder; the chat model only splits text into sentences, so what an
+engine's LLM would add (extraction, deduplication, reranking) is measured as wiring, and every
+report made with it says so in one line (`NOTE`).
 """
 
 from __future__ import annotations
 
-NOTE = "stand-in models (memeval models serve) measure wiring and latency, not quality"
+from memeval.embeddings.weights import MODEL as EMBED_MODEL
+
+NOTE = (
+    f"memeval models serve: embeddings by {EMBED_MODEL}; its chat model is a stand-in that "
+    "splits text into sentences, so LLM steps measure wiring, not quality"
+)
 CHAT_MODEL = "memeval/stand-in-chat"
-EMBED_MODEL = "memeval/stand-in-embed"
+__all__ = ["CHAT_MODEL", "EMBED_MODEL", "NOTE"]

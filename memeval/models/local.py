@@ -18,13 +18,13 @@ from pathlib import Path
 import httpx
 from pydantic import Field, SecretStr
 
+from memeval.embeddings.weights import DIMENSIONS
 from memeval.engines.adapters.packs import pack_of
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.base import Engine, EngineUnavailable
 from memeval.engines.types import Pack, Turn, TurnContext
 from memeval.errors import UsageError
 from memeval.models import CHAT_MODEL, EMBED_MODEL
-from memeval.models.embeddings import DIMENSIONS
 
 DEFAULT_URL = "http://127.0.0.1:8765/v1"
 NO_KEY = "no-key"  # OpenAI's client refuses an empty key; a local service ignores this one
@@ -56,6 +56,12 @@ class ModelSettings(EngineSettings):
     @property
     def embedder_base(self) -> str:
         return self.embedder_url or self.url
+
+    def models(self) -> list[str]:
+        chat = f"chat {self.llm_model} at {self.url}"
+        if self.llm_model == CHAT_MODEL:
+            chat += " (a stand-in: sentences, no language model)"
+        return [f"embeddings {self.embedder_model} at {self.embedder_base}", chat]
 
 
 async def check_models(engine: str, settings: ModelSettings) -> None:
@@ -101,6 +107,10 @@ class SearchPacks(Engine):
     one search, in the library's order, under the usual title and budget. A recalled text
     drawn from a turn the model still sees (whole, or one sentence the library extracted from
     it) is left out, so the pack never repeats the prompt."""
+
+    @staticmethod
+    def models_used(settings: ModelSettings) -> list[str]:
+        return settings.models()
 
     async def recall(self, tenant: str, text: str) -> list[str]:
         """The library's texts for a non-empty query, best first."""

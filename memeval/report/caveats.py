@@ -55,6 +55,15 @@ def models_note(report: RunReport) -> str | None:
     return note
 
 
+def engine_models_note(report: RunReport) -> str | None:
+    """The models behind the engine's figures (an embedder, a stand-in chat model): a score
+    over a hashed or a stand-in model is not one over a real one, and must say which."""
+    from memeval.engines.registry import models_of
+
+    models = models_of(report.engine)
+    return f"engine models: {'; '.join(models)}" if models else None
+
+
 def infra_note(report: RunReport) -> str | None:
     """The infrastructure errors met, which never counted against the engine; None if none."""
     if not report.infra_retries and not report.case_restarts:

@@ -20,6 +20,7 @@ from typing import Any
 from memeval.importers.sources import is_benchmark
 from memeval.report.caveats import (
     composite_title,
+    engine_models_note,
     infra_note,
     models_note,
     overbilling_note,
@@ -98,6 +99,7 @@ def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str
     ci = intervals or run_intervals(report)
     notes = (
         models_note(report),
+        engine_models_note(report),
         partial_note(report),
         infra_note(report),
         overbilling_note(report),

@@ -9,6 +9,7 @@ from memeval.llm.agreement import agreement
 from memeval.llm.judge import JUDGE_PROMPT_VERSION, PROMPTS_SHA256, all_prompts
 from memeval.report.caveats import (
     composite_title,
+    engine_models_note,
     infra_note,
     models_note,
     overbilling_note,
@@ -90,6 +91,8 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     )
     if (used := models_note(report)) is not None:
         out += ["", f"Model: {used}."]
+    if (engine_used := engine_models_note(report)) is not None:
+        out += ["", f"Engine models: {engine_used[len('engine models: ') :]}."]
     out += ["", *(f"**{text}**" for text in run_lines(report.engine, report.kpis))]
     partial, infra = partial_note(report, every=True), infra_note(report)
     if partial is not None:

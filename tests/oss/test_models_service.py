@@ -1,6 +1,6 @@
-"""The stand-in model service through the official `openai` client: deterministic embeddings,
-schema-valid structured output, tool calls, extraction prompts answered with the input's
-facts, and a price list memeval's own client reads."""
+"""The model service through the official `openai` client: MiniLM embeddings (and the n-gram
+stand-in on request), schema-valid structured output, tool calls, extraction prompts answered
+with the input's facts, and a price list memeval's own client reads."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from memeval.llm.client import LlmClient
 from memeval.llm.prompt import messages as answer_messages
-from memeval.models import NOTE
+from memeval.models import CHAT_MODEL, EMBED_MODEL, NOTE
 
 NULL = {"type": "null"}
 SCHEMA = {
@@ -55,15 +55,42 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
-def test_embeddings_are_unit_vectors_that_follow_spelling(client):
-    texts = ["Alice lives in Paris", "Alice lived in Paris", "quarterly tax filing deadline"]
-    first = [d.embedding for d in client.embeddings.create(model="any", input=texts).data]
-    again = client.embeddings.create(model="other", input=texts[0]).data[0].embedding
+def test_ngram_embeddings_are_unit_vectors_that_follow_spelling():
+    import openai
+
+    from memeval.models.server import running
+
+    with running(embedder="ngram") as url:
+        client = openai.OpenAI(base_url=url, api_key="anything")
+        texts = ["Alice lives in Paris", "Alice lived in Paris", "quarterly tax filing deadline"]
+        first = [d.embedding for d in client.embeddings.create(model="any", input=texts).data]
+        again = client.embeddings.create(model="other", input=texts[0]).data[0].embedding
+        sized = client.embeddings.create(model="m", input="x", dimensions=64).data[0].embedding
+        listed = [m.id for m in client.models.list()]
     assert again == first[0]  # deterministic, whatever the model name
     assert all(math.isclose(_cosine(v, v), 1.0, rel_tol=1e-9) for v in first)
     assert _cosine(first[0], first[1]) > 0.6 > _cosine(first[0], first[2])
-    sized = client.embeddings.create(model="m", input="x", dimensions=64).data[0].embedding
     assert len(sized) == 64
+    assert listed == [CHAT_MODEL, "memeval/stand-in-embed"]
+
+
+def test_minilm_embeddings_match_meaning_and_name_the_model(client):
+    pair = ["A man is eating food.", "A man is eating a piece of bread."]
+    reply = client.embeddings.create(model="text-embedding-3-small", input=pair)
+    first, second = (d.embedding for d in reply.data)
+    assert reply.model == EMBED_MODEL == "sentence-transformers/all-MiniLM-L6-v2"
+    assert len(first) == 384
+    # The figure sentence-transformers publishes for this pair with this model.
+    assert _cosine(first, second) == pytest.approx(0.755, abs=0.01)
+    listed = {m.id: m for m in client.models.list()}
+    assert set(listed) == {CHAT_MODEL, EMBED_MODEL}
+
+
+def test_minilm_refuses_a_size_it_does_not_have(client):
+    import openai
+
+    with pytest.raises(openai.BadRequestError, match="has 384 dimensions, not 64"):
+        client.embeddings.create(model="m", input="x", dimensions=64)
 
 
 def test_structured_output_is_a_valid_instance_holding_the_facts(client):
@@ -182,8 +209,8 @@ def test_memevals_client_reads_a_price_of_zero(model_url):
 
     listed = asyncio.run(prices())
     assert {m.id: (m.prompt, m.completion) for m in listed} == {
-        "memeval/stand-in-chat": ("0", "0"),
-        "memeval/stand-in-embed": ("0", "0"),
+        CHAT_MODEL: ("0", "0"),
+        EMBED_MODEL: ("0", "0"),
     }
 
 
@@ -202,9 +229,10 @@ def test_serve_prints_its_url_and_the_caveat(tmp_path):
     try:
         first = proc.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+/v1", first).group(0)
+        assert proc.stdout.readline().strip() == f"embeddings: {EMBED_MODEL}"
         assert proc.stdout.readline().strip() == f"note: {NOTE}"
         models = openai.OpenAI(base_url=url, api_key="k").models.list()
-        assert [m.id for m in models] == ["memeval/stand-in-chat", "memeval/stand-in-embed"]
+        assert [m.id for m in models] == [CHAT_MODEL, EMBED_MODEL]
     finally:
         proc.terminate()
         proc.wait(10)

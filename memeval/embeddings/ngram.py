@@ -12,6 +12,10 @@ import hashlib
 import math
 import re
 
+import numpy as np
+from numpy.typing import NDArray
+
+MODEL = "memeval/stand-in-embed"
 DIMENSIONS = 256
 GRAMS = (3, 4)
 _SPACE = re.compile(r"\s+")
@@ -33,3 +37,11 @@ def embed(text: str, dimensions: int = DIMENSIONS) -> list[float]:
         vector[0] = 1.0
         return vector
     return [v / norm for v in vector]
+
+
+class NgramHash:
+    name = MODEL
+    dimensions = DIMENSIONS
+
+    def embed(self, texts: list[str]) -> NDArray[np.float32]:
+        return np.array([embed(t) for t in texts], dtype=np.float32).reshape(-1, DIMENSIONS)
