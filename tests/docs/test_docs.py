@@ -21,6 +21,7 @@ import typer.main
 from click.testing import CliRunner
 
 from memeval.cli import app
+from memeval.suites.loader import load_file
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").glob("*.md")])
@@ -109,3 +110,26 @@ def test_the_site_builds_with_no_warning(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "site" / "architecture" / "index.html").exists()
+
+
+CASE_BLOCKS = [
+    pytest.param(page, start, text, id=f"{page.name}:{start}")
+    for page in PAGES
+    for start, text, _ in blocks(page, "yaml")
+    if text.startswith("kind: ")
+]
+
+
+def test_the_docs_show_whole_cases() -> None:
+    assert CASE_BLOCKS, "the YAML examples were not read"
+
+
+@pytest.mark.parametrize(("page", "start", "text"), CASE_BLOCKS)
+def test_every_whole_case_in_the_docs_loads(
+    page: Path, start: int, text: str, tmp_path: Path
+) -> None:
+    """A case shown whole must load as written, exactly as `memeval suites validate` reads it."""
+    path = tmp_path / "case.yaml"
+    path.write_text(text, encoding="utf-8")
+    (located,) = load_file(path)
+    assert located.case.id
