@@ -33,6 +33,7 @@ BUILTIN: dict[str, str] = {
     "mem0": "memeval.engines.adapters.mem0:Mem0Engine",
     "mem0-oss": "memeval.engines.adapters.mem0_oss:Mem0OssEngine",
     "graphiti": "memeval.engines.adapters.graphiti:GraphitiEngine",
+    "langmem": "memeval.engines.adapters.langmem_engine:LangMemEngine",
 }
 
 
