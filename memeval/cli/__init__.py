@@ -133,8 +133,10 @@ def _is_database_error(exc: Exception) -> TypeGuard[DatabaseError]:
 
 def _fail(exc: MemevalError) -> NoReturn:
     from rich.console import Console
+    from rich.markup import escape
 
+    # Escaped: a fix such as `pip install 'memeval[mem0]'` is text, not rich markup.
     Console(stderr=True).print(
-        f"[bold red]error:[/] {redact(exc.render())}", highlight=False, soft_wrap=True
+        f"[bold red]error:[/] {escape(redact(exc.render()))}", highlight=False, soft_wrap=True
     )
     sys.exit(exc.exit_code)

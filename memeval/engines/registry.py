@@ -12,6 +12,7 @@ A reference is what task messages carry, so it holds no secret:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from urllib.parse import parse_qsl, urlencode
 
@@ -34,6 +35,14 @@ BUILTIN: dict[str, str] = {
     "mem0-oss": "memeval.engines.adapters.mem0_oss:Mem0OssEngine",
     "graphiti": "memeval.engines.adapters.graphiti:GraphitiEngine",
     "langmem": "memeval.engines.adapters.langmem_engine:LangMemEngine",
+}
+
+# In-process engines over an optional library: the module each imports, and the extra that
+# installs it, so `memeval engines` can name the exact `pip install` a user is missing.
+LIBRARIES: dict[str, tuple[str, str]] = {
+    "mem0-oss": ("mem0", "mem0"),
+    "graphiti": ("graphiti_core", "graphiti"),
+    "langmem": ("langmem", "langmem"),
 }
 
 
@@ -189,9 +198,21 @@ def describe() -> list[EngineListing]:
                 settings=_settings_of(settings_model(cls)),
                 notes=list(getattr(cls, "notes", ())),
                 verified_against=cls.verified_against,
+                error=_library_missing(name),
             )
         )
     return rows
+
+
+def _library_missing(name: str) -> str | None:
+    if name not in LIBRARIES:
+        return None
+    module, extra = LIBRARIES[name]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package missing, or the module blocked
+        found = False
+    return None if found else f"needs the `{module}` package: pip install 'memeval[{extra}]'"
 
 
 def _settings_of(model: type[EngineSettings] | None) -> list[Setting]:

@@ -32,6 +32,8 @@ MEM0_OSS_SCENARIOS = (
     "lifecycle/compaction",
     "lifecycle/learning_from_feedback",
 )
+# The temporal dimension whole, and a scenario that writes, settles, probes and forgets.
+LANGMEM_SCENARIOS = ("lifecycle/conflicts",)
 FARM_ENV = ("MEMEVAL_BROKER_URL", "MEMEVAL_DATABASE_URL", "MEMEVAL_RESULT_BACKEND")
 
 
@@ -108,3 +110,13 @@ def test_mem0_oss_runs_a_fixture_of_every_dimension_and_three_scenarios(served, 
 @pytest.mark.timeout(900)
 def test_graphiti_runs_a_fixture_of_every_dimension_and_one_scenario(served, tmp_path):
     _run_selection("graphiti", "GRAPHITI_URL", served, tmp_path, GRAPHITI_SCENARIOS)
+
+
+@pytest.mark.timeout(900)
+def test_langmem_runs_the_temporal_dimension_and_one_scenario(served, tmp_path):
+    temporal = [f.id for f in resolve("dimensions").fixtures if f.dimension is Dimension.temporal]
+    only = [*temporal, *LANGMEM_SCENARIOS]
+    report = _run(
+        "langmem", "LANGMEM_URL", served, tmp_path, *[x for i in only for x in ("--only", i)]
+    )
+    _assert_all_done(report, set(only))
