@@ -35,6 +35,7 @@ BUILTIN: dict[str, str] = {
     "mem0-oss": "memeval.engines.adapters.mem0_oss:Mem0OssEngine",
     "graphiti": "memeval.engines.adapters.graphiti:GraphitiEngine",
     "langmem": "memeval.engines.adapters.langmem_engine:LangMemEngine",
+    "cognee": "memeval.engines.adapters.cognee_engine:CogneeEngine",
 }
 
 # In-process engines over an optional library: the module each imports, and the extra that
@@ -43,6 +44,7 @@ LIBRARIES: dict[str, tuple[str, str]] = {
     "mem0-oss": ("mem0", "mem0"),
     "graphiti": ("graphiti_core", "graphiti"),
     "langmem": ("langmem", "langmem"),
+    "cognee": ("cognee", "cognee"),
 }
 
 

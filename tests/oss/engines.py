@@ -8,7 +8,7 @@ from memeval.engines.base import Engine
 # Engines keeping an embedded database in a folder of their own.
 ENGINES = ("mem0-oss", "graphiti")
 # Engines of issue 26 (Letta, Cognee, LangMem); LangMem's store lives in the process.
-NEXT = ("langmem",)
+NEXT = ("langmem", "cognee")
 
 
 def engine_at(name: str, model_url: str, store_dir: str) -> Engine:
