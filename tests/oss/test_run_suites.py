@@ -33,7 +33,7 @@ MEM0_OSS_SCENARIOS = (
     "lifecycle/learning_from_feedback",
 )
 # The temporal dimension whole, and a scenario that writes, settles, probes and forgets.
-LANGMEM_SCENARIOS = ("lifecycle/conflicts",)
+NEXT_SCENARIOS = ("lifecycle/conflicts",)
 FARM_ENV = ("MEMEVAL_BROKER_URL", "MEMEVAL_DATABASE_URL", "MEMEVAL_RESULT_BACKEND")
 
 
@@ -113,10 +113,11 @@ def test_graphiti_runs_a_fixture_of_every_dimension_and_one_scenario(served, tmp
 
 
 @pytest.mark.timeout(900)
-def test_langmem_runs_the_temporal_dimension_and_one_scenario(served, tmp_path):
+@pytest.mark.parametrize(
+    ("engine", "env_var"), [("langmem", "LANGMEM_URL"), ("cognee", "COGNEE_ENGINE_URL")]
+)
+def test_runs_the_temporal_dimension_and_one_scenario(engine, env_var, served, tmp_path):
     temporal = [f.id for f in resolve("dimensions").fixtures if f.dimension is Dimension.temporal]
-    only = [*temporal, *LANGMEM_SCENARIOS]
-    report = _run(
-        "langmem", "LANGMEM_URL", served, tmp_path, *[x for i in only for x in ("--only", i)]
-    )
+    only = [*temporal, *NEXT_SCENARIOS]
+    report = _run(engine, env_var, served, tmp_path, *[x for i in only for x in ("--only", i)])
     _assert_all_done(report, set(only))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
+import importlib.util
 import os
 import shutil
 import uuid
@@ -125,7 +126,9 @@ class CogneeEngine(SearchPacks):
         self._ledger = Ledger()
 
     async def preflight(self) -> None:
-        _import()
+        # Found, not imported: importing cognee takes longer than preflight may.
+        if importlib.util.find_spec("cognee") is None:
+            raise library_missing("cognee", "cognee", "cognee")
         await check_models(self.name, self.settings)
 
     async def close(self) -> None:
@@ -154,6 +157,10 @@ class CogneeEngine(SearchPacks):
             (self.folder / part).mkdir()
         cognee.config.system_root_directory(str(self.folder / "system"))
         cognee.config.data_root_directory(str(self.folder / "data"))
+        # cognee runs its graph and vector stores in child processes by default; a Celery
+        # prefork worker is a daemon and may have none, so they run in this process.
+        cognee.config.set_graph_database_subprocess_enabled(False)
+        cognee.config.set_vector_db_subprocess_enabled(False)
         cognee.config.set_llm_config(
             {
                 "llm_provider": "custom",
