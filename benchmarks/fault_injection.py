@@ -2,9 +2,12 @@
 
 Starts `memeval serve --engine reference`, runs a suite on it through `--engine http` once
 directly and once behind the fault-injecting proxy (`memeval.testing.faultproxy`: by default
-20% 5xx, 10% 429 with Retry-After, 2% timeouts, half of the 5xx and timeouts after the engine
-had handled the request, plus the response of the first attempt of 10% of the writes dropped
-after they were stored), and prints what was injected and what held: the composite, every
+10% 5xx, 5% 429 with Retry-After, 2% timeouts, 5% malformed 200s (a cut JSON body, an HTML
+page, an empty body), 5% of the statuses a CDN answers (408, 499, 520, 522, 524), half of all
+but the 429s after the engine had handled the request, 1% of 503s asking for a Retry-After
+longer than the client waits (at most 3: each pauses every worker and reruns its case), plus
+the response of the first attempt of 10% of the writes dropped after they were stored; about
+a quarter of all requests fail), and prints what was injected and what held: the composite, every
 dimension and every KPI but latency equal to the clean run's, writes stored once, and the
 infrastructure errors the run met, counted apart from the score.
 
@@ -37,6 +40,9 @@ from memeval.testing.faultproxy import FaultPlan, FaultProxy
 
 TOKEN = "fault-injection-token"
 CLIENT_TIMEOUT = 1.0
+MAX_WAIT = 1.0
+"""The longest Retry-After the engine waits out in one call here; the long waits ask for
+twice as long, so each one pauses every worker and reruns its case."""
 """The engine's per-request timeout in these runs: the proxy holds a timed-out request for
 twice as long, and a short one keeps the 2% of timeouts from dominating the wall time."""
 UNSCORED_GROUPS = frozenset({"latency"})
@@ -73,7 +79,8 @@ def served_reference(log: Path) -> Iterator[str]:
 
 
 def engine_ref(url: str, timeout: float = CLIENT_TIMEOUT) -> str:
-    return "http?" + urlencode({"url": url, "timeout": timeout, "backoff": 0.05})
+    options = {"url": url, "timeout": timeout, "backoff": 0.05, "retry_after_max": MAX_WAIT}
+    return "http?" + urlencode(options)
 
 
 def run_suite(
@@ -170,9 +177,22 @@ def main() -> None:
     parser.add_argument("--suite", default="all")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--drop-first-writes", type=float, default=0.10)
+    parser.add_argument("--server-error", type=float, default=0.10)
+    parser.add_argument("--throttled", type=float, default=0.05)
+    parser.add_argument("--malformed", type=float, default=0.05)
+    parser.add_argument("--edge-status", type=float, default=0.05)
+    parser.add_argument("--long-wait", type=float, default=0.01)
     args = parser.parse_args()
     plan = FaultPlan(
-        seed=args.seed, drop_first_writes=args.drop_first_writes, hold=2 * CLIENT_TIMEOUT
+        seed=args.seed,
+        server_error=args.server_error,
+        throttled=args.throttled,
+        drop_first_writes=args.drop_first_writes,
+        malformed=args.malformed,
+        edge_status=args.edge_status,
+        long_wait=args.long_wait,
+        long_retry_after=2 * MAX_WAIT,
+        hold=2 * CLIENT_TIMEOUT,
     )
     with tempfile.TemporaryDirectory(prefix="memeval-faults-") as tmp:
         folder = Path(tmp)

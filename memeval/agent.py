@@ -10,12 +10,29 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memeval.engines.base import Engine
-from memeval.engines.types import ToolCallRef, Turn, TurnContext
+from memeval.engines.types import (
+    INJECTED_CLOSE,
+    INJECTED_OPEN,
+    Pack,
+    ToolCallRef,
+    Turn,
+    TurnContext,
+)
 from memeval.stopwatch import Stopwatch
 from memeval.suites.scenario import Line, Scenario, Thread
 
 IN_PROMPT = 8
 """How many of a thread's latest turns a model still sees, so a pack must not repeat them."""
+
+
+INJECTED_NOTE = "Recalled by the memory system for this turn; not written by the user."
+"""The host's own line inside an injected block: an engine that strips the markers but keeps
+what they held still stores this, and the loop guard finds it."""
+
+
+def injected(pack: Pack) -> str:
+    """A pack as a careless host pastes it in front of the user's words."""
+    return f"{INJECTED_OPEN}\n{INJECTED_NOTE}\n{pack.markdown.strip()}\n{INJECTED_CLOSE}\n\n"
 
 
 def engine_turn(line: Line) -> Turn:
@@ -53,17 +70,21 @@ class ScriptedAgent:
                 "write_history", self.engine.write_history(tenant, thread.agent, thread.id, turns)
             )
             return len(turns)
+        pasted: Pack | None = None
         for i, turn in enumerate(turns):
             if turn.role == "assistant":
                 await self.watch.time(
                     "post_turn", self.engine.post_turn(tenant, thread.agent, thread.id, turn)
                 )
                 continue
+            sent = turn
+            if thread.echo_packs and pasted is not None:
+                sent = turn.model_copy(update={"text": injected(pasted) + turn.text})
             ctx = TurnContext(
                 agent=thread.agent,
                 thread=thread.id,
-                turn=turn,
+                turn=sent,
                 in_prompt=turns[max(0, i - IN_PROMPT) : i],
             )
-            await self.watch.time("pre_turn", self.engine.pre_turn(tenant, ctx))
+            pasted = await self.watch.time("pre_turn", self.engine.pre_turn(tenant, ctx))
         return len(turns)

@@ -20,6 +20,7 @@ from memeval.llm.shared import OpenShared
 from memeval.plan import RunPlan
 from memeval.results import CaseResult
 from memeval.runner import failed_result, run_case
+from memeval.runner.refusals import FirstCases
 from memeval.runner.throttle import engine_within
 from memeval.secrets import redact
 from memeval.suites.fixture import Fixture
@@ -50,6 +51,7 @@ async def run_plan(
     reference can rebuild); it is closed at the end like a built one."""
     gate = asyncio.Semaphore(concurrency)
     results: list[CaseResult] = []
+    first = FirstCases(plan.options.refused_stop)
     raw = instance if instance is not None else create(plan.engine)
     try:
         async with (
@@ -84,6 +86,9 @@ async def run_plan(
                 results.append(result)
                 if on_result is not None:
                     on_result(result)
+                stop = first.land(result)
+                if stop is not None:
+                    raise stop  # the engine refuses every case alike: a setting to fix
 
             await asyncio.gather(*(one(ref.case_id, ref.trial) for ref in plan.cases))
     finally:

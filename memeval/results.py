@@ -44,6 +44,14 @@ class Timing(Model):
     ms: float
 
 
+class JudgeVerdict(Model):
+    """One judge's word on one answer; the probe's `judge_ok` is the judges' majority."""
+
+    model: str
+    ok: bool | None  # None: the judge said neither word clearly
+    note: str = ""  # the prompt id and the judge's reply
+
+
 class ProbeResult(Model):
     probe: str
     phase: Phase
@@ -60,6 +68,7 @@ class ProbeResult(Model):
     status: CheckStatus = CheckStatus.passed
     hit: bool = False
     rank: int | None = None  # 1-based unit of the first expected string; None when absent
+    hit_rank: int | None = None  # 1-based unit by which every expected string has appeared
     fresh_first: bool | None = None  # None when the probe has no stale values
     stale_first: bool | None = None
     leaked: list[str] = Field(default_factory=list)
@@ -79,8 +88,12 @@ class ProbeResult(Model):
     evidence_rank: int | None = None  # 1-based unit of the first evidence write; None: absent
     extractive_f1: float | None = None  # token F1 against the gold answer (SQuAD normalisation)
     model_f1: float | None = None
-    judge_ok: bool | None = None  # the model judge's verdict on the model answer
+    judge_ok: bool | None = None  # the model judges' majority verdict on the model answer
     judge_note: str | None = None
+    judges: list[JudgeVerdict] = Field(default_factory=list)  # each judge's own verdict
+    late: bool | None = None  # with a host deadline: the pack came after it (None: no deadline)
+    host_hit: bool | None = None  # with host limits: a hit on the pack the host would paste
+    trace_removed: bool | None = None  # its logged question forgotten once scored (None: unlogged)
 
     @property
     def rr(self) -> float:
@@ -120,10 +133,38 @@ class QueryLog(Model):
     conflicts: int = 0
     acceptable_conflicts: int = 0  # of `conflicts`, those the query lists as acceptable
     tags: list[str] = Field(default_factory=list)
+    pack: str = ""  # the hits as a model is shown them, kept so `memeval answer` can re-ask
     model_answer: str | None = None  # a model's answer from the hits, when the run has one
     model_ok: bool | None = None  # None when no check grades an answer's text
     model_tokens: int = 0
     model_usd_micros: int = 0
+
+
+class EraseCheck(Model):
+    """One face of the engine searched for what must not be there: an erase audit's canaries
+    (`erase:`) or a loop guard's injected blocks (`echo_packs`).
+
+    `mode` says what should have kept them out: `cross_tenant` (another tenant, before any
+    forget), `by_id` (after `forget_write` of the writes that held them), `tenant` (after the
+    whole tenant was forgotten and its listing had settled) or `loop_guard` (the engine's duty
+    to drop the injected-context block from every write)."""
+
+    mode: str
+    face: str  # pack, resume, context, answer, listing, derived, beliefs, forget_write
+    tenant: str  # the scenario's tenant name that was searched
+    found: list[str] = Field(default_factory=list)  # canaries that came back
+    status: CheckStatus = CheckStatus.passed
+    detail: str = ""
+
+
+class LagResult(Model):
+    """Write-to-ranked for one probe's write: the time from the engine's ack of the write to
+    the first pack for the probe's question holding what it expects, polled within a budget."""
+
+    probe: str
+    write: str
+    ms: float | None = None  # None: no pack ranked it within the budget
+    polls: int = 0
 
 
 class UsageWindow(Model):
@@ -150,6 +191,8 @@ class CaseResult(Model):
     score: float | None = None  # fixture: share of checks passed; scenario: pack-hit share
     probes: list[ProbeResult] = Field(default_factory=list)
     checks: list[CheckResult] = Field(default_factory=list)
+    erase: list[EraseCheck] = Field(default_factory=list)  # the erase audit, when the case has one
+    lags: list[LagResult] = Field(default_factory=list)  # write-to-ranked, for `lag` probes
     queries: list[QueryLog] = Field(default_factory=list)
     timings: list[Timing] = Field(default_factory=list)
     beliefs_built: int = 0

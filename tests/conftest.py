@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import markers
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # Bytecode caches on, whatever the shell says (PYTHONDONTWRITEBYTECODE=1 is common in CI images):
@@ -65,7 +67,7 @@ def _fixtures(item: pytest.Item) -> dict[str, str]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Longest tests first, and one worker per shared fixture.
+    """Longest tests first, one worker per shared fixture, and markers by what each needs.
 
     Under xdist (`--dist loadgroup --no-loadscope-reorder`) tests are handed out in this order,
     one at a time: starting the long ones first keeps any worker from being left alone with
@@ -86,4 +88,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if shared:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
         ranks[item.nodeid] = 0 if used.keys() & LONGEST else 1 if used.keys() & LONG else 2
+        markers.mark(item, slow=ranks[item.nodeid] < 2)
     items.sort(key=lambda item: ranks[item.nodeid])  # stable: collection order within a rank

@@ -37,6 +37,11 @@ COMMANDS = {
         "sweep_command",
         "Answer the suites with several models under one budget on the farm, then compare them.",
     ),
+    "answer": Entry(
+        "answer",
+        "answer_command",
+        "Answer and judge a stored run again from its packs, without calling its engine.",
+    ),
     "estimate": Entry(
         "estimate",
         "estimate_command",
@@ -75,6 +80,11 @@ COMMANDS = {
         "Check that a server speaks memeval's protocol, enforces auth and keeps tenants apart.",
     ),
     "suites": Entry("suites", "app", "List, validate and describe suites."),
+    "view": Entry(
+        "view",
+        "view",
+        "Browse the results store in a local web viewer: live runs, cases, compare, leaderboard.",
+    ),
     "models": Entry(
         "models", "app", "Stand-in models for engines built on an LLM and an embedder."
     ),

@@ -17,12 +17,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from memeval.engines.adapters.wire_facts import sourced
 from memeval.engines.registry import describe
 from memeval.errors import UsageError
 
 out = Console()
 HTTP_TOKEN_ENV = "MEMEVAL_HTTP_TOKEN"
-TRANSPORT = ("timeout", "retries", "backoff")
+TRANSPORT = ("timeout", "retries", "backoff", "retry_after_max")
 
 
 def engines(
@@ -38,8 +39,9 @@ def engines(
     table = Table(
         title="engines",
         show_lines=True,
-        caption="Remote engines also read PREFIX_TIMEOUT, PREFIX_RETRIES and PREFIX_BACKOFF "
-        "(or ?timeout= ?retries= ?backoff=); --json lists everything.",
+        caption="Remote engines also read PREFIX_TIMEOUT, PREFIX_RETRIES, PREFIX_BACKOFF and "
+        "PREFIX_RETRY_AFTER_MAX (or ?timeout= ?retries= ?backoff= ?retry_after_max=); --json "
+        "lists everything.",
     )
     for column in ("engine", "capabilities", "settings"):
         table.add_column(column, overflow="fold")
@@ -58,6 +60,8 @@ def engines(
         notes = [f"[yellow]{escape(n)}[/]" for n in row.notes]
         if row.verified_against:
             notes.append(f"[dim]verified against: {escape(row.verified_against)}[/]")
+        if (facts := sourced(row.name)) is not None:
+            notes.append(f"[dim]wire facts sourced: {facts[0]} of {facts[1]}[/]")
         if row.error:
             notes.append(f"[red]{escape(row.error)}[/]")
         table.add_row(name, "\n".join([caps or "none", *notes]), "\n".join(settings) or "none")

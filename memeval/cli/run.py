@@ -30,12 +30,15 @@ from memeval.evaluation.outcome import RunEnd, Stop
 from memeval.evaluation.paths import check_output
 from memeval.evaluation.planning import PlannedRun, concurrency, plan_new, plan_resume
 from memeval.evaluation.store import usable_store
+from memeval.llm.judge import JudgeMode
 from memeval.llm.setup import check_model_options
 from memeval.report.gate import enforce_gates
 from memeval.report.source import load_report
 from memeval.report.stored import require_run
 from memeval.results import RunReport
+from memeval.runner.refusals import stopped
 from memeval.store import Store
+from memeval.viewer.discovery import run_url, store_key
 from memeval_farm.farm import check_engine
 from memeval_farm.settings import FarmSettings, load_settings
 
@@ -67,6 +70,7 @@ def run(
     llm: opt.Llm = False,
     model: opt.Model = None,
     judge: opt.Judge = None,
+    judge_mode: opt.JudgeModeOption = JudgeMode.strict,
     base_url: BaseUrl = None,
     max_tokens: opt.MaxTokens = None,
     budget_usd: opt.BudgetUsd = None,
@@ -76,6 +80,12 @@ def run(
     dry_run: opt.DryRun = False,
     fail_under: FailUnder = None,
     fail_on_regression: FailOnRegression = None,
+    deadline: opt.Deadline = None,
+    pack_tokens: opt.PackTokens = None,
+    pack_sections: opt.PackSections = None,
+    noise: opt.NoiseSizes = None,
+    needle: opt.Needle = None,
+    seed: opt.Seed = None,
 ) -> None:
     """Run the suites against an engine and print a summary.
 
@@ -86,6 +96,11 @@ def run(
     """
     flags = RunFlags.model_validate(ctx.params)
     stop_gently_on_sigterm()
+    _run(flags)
+
+
+def _run(flags: RunFlags) -> None:
+    """The run as the flags ask for it: check, plan, execute (or dispatch), conclude."""
     settings = load_settings()
     local = concurrency(flags.workers)
     baseline = _checked(flags, settings)
@@ -99,11 +114,25 @@ def run(
         dispatch_detached(farm.shared, settings, store, planned, out)
         out.print(planned.run_id)
         return
-    how = Execution(
-        workers=local, pool=flags.pool, verbose=flags.verbose, outputs=flags.outputs(), console=out
-    )
-    end = execute(farm, store, planned, how)
+    end = execute(farm, store, planned, _how(flags, local))
     _conclude(end, store, planned, flags.fail_under, baseline)
+
+
+def _how(flags: RunFlags, workers: int) -> Execution:
+    return Execution(
+        workers=workers,
+        pool=flags.pool,
+        verbose=flags.verbose,
+        outputs=flags.outputs(),
+        console=out,
+    )
+
+
+def _show_viewer(store: Store, run_id: str) -> None:
+    """Where a running `memeval view` of this store shows the run, as it fills in."""
+    url = run_url(store_key(store.url), run_id)
+    if url is not None:
+        out.print(f"view: {url}", highlight=False)
 
 
 def _checked(flags: RunFlags, settings: FarmSettings) -> RunReport | None:
@@ -148,6 +177,12 @@ def _estimate(flags: RunFlags) -> None:
 
 
 def _plan(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
+    planned = _planned(flags, farm, store)
+    _show_viewer(store, planned.run_id)
+    return planned
+
+
+def _planned(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
     if flags.resume is None:
         request = flags.request()
         check_engine(request.engine, remote=farm.shared is not None)
@@ -179,6 +214,9 @@ def _conclude(
         raise typer.Exit(INTERRUPTED)
     if end.error is not None:
         raise end.error
+    refused = stopped(report.cases)
+    if refused is not None:
+        raise refused
     credits = outcome.credits_stop(report)
     if credits is not None:
         raise credits

@@ -7,12 +7,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, ValidationError, field_validator
 
 from memeval.engines.registry import with_options
+from memeval.errors import UsageError
 from memeval.evaluation.models import DEFAULT_MODEL, ModelOptions
 from memeval.evaluation.outputs import Outputs
 from memeval.evaluation.planning import RunRequest
+from memeval.llm.judge import JudgeMode
+from memeval.runner.host import HostLimits
+from memeval.suites.haystack import Haystack, parse_needles, parse_sizes
 from memeval_farm.embedded import Pool
 
 Engine = Annotated[
@@ -27,7 +31,8 @@ EnrichWait = Annotated[
     typer.Option(help="cortex, tinyhumans: most seconds to wait for enrichment to drain."),
 ]
 Suite = Annotated[
-    str | None, typer.Option(help="lifecycle, dimensions, all, or a path.", show_default="all")
+    str | None,
+    typer.Option(help="lifecycle, dimensions, safety, all, or a path.", show_default="all"),
 ]
 Label = Annotated[str | None, typer.Option(help="Name for this run in reports.")]
 Only = Annotated[list[str] | None, typer.Option(help="Run only this case id (repeatable).")]
@@ -59,11 +64,19 @@ Llm = Annotated[
 ]
 Model = Annotated[str | None, typer.Option(help="The answering model.", show_default=DEFAULT_MODEL)]
 Judge = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         help="With --llm: this model grades every answer against the gold one, on the "
-        "same budget (KPI judge_answer; prompt judge-v1).",
+        "same budget (KPI judge_answer; prompts judge-v2). Repeat for a majority of judges.",
         metavar="MODEL",
+    ),
+]
+JudgeModeOption = Annotated[
+    JudgeMode,
+    typer.Option(
+        "--judge-mode",
+        help="strict: the same fact; lenient: any answer on the right topic, as Mem0's "
+        "published evaluation grades.",
     ),
 ]
 MaxTokens = Annotated[int | None, typer.Option(help="Completion cap per answer.")]
@@ -73,9 +86,81 @@ BudgetUsd = Annotated[
 DryRun = Annotated[
     bool, typer.Option(help="Print the expected model calls and dollars, then stop.")
 ]
+Deadline = Annotated[
+    float | None,
+    typer.Option(
+        help="A host's wait for each probe's pack, in ms: a later pack counts as empty "
+        "(KPIs host_pack_hit, deadline_timeout_rate).",
+        metavar="MS",
+    ),
+]
+PackTokens = Annotated[
+    int | None, typer.Option(help="A host's token budget for the pack: lines past it are cut.")
+]
+PackSections = Annotated[
+    int | None, typer.Option(help="A host keeps only the pack's first N `##` sections.")
+]
+NoiseSizes = Annotated[
+    str | None,
+    typer.Option(
+        "--noise",
+        help="Pad every scenario's tenants to each size, one case per size (e.g. 100,1000).",
+        metavar="SIZES",
+    ),
+]
+Needle = Annotated[
+    str | None,
+    typer.Option(
+        help="With --noise: where the scenario's writes sit among the distractors "
+        "(early,middle,late); one case per position.",
+        metavar="POSITIONS",
+    ),
+]
+Seed = Annotated[int | None, typer.Option(help="With --noise: the distractors' seed.")]
 
 
-class RunFlags(BaseModel):
+class ModelFlags(BaseModel):
+    """The model and report options `run` and `answer` share, as typer parsed them."""
+
+    out_dir: Path | None
+    json_path: Path | None
+    md_path: Path | None
+    llm: bool = True
+    model: str | None
+    judge: list[str] | None
+    judge_mode: JudgeMode = JudgeMode.strict
+    base_url: str | None
+    max_tokens: int | None
+    budget_usd: float | None
+    price: list[str] | None
+    rate: list[str] | None
+    model_timeout: float | None
+
+    @field_validator("price", "rate", "judge", mode="before")
+    @classmethod
+    def _none_given(cls, value: object) -> object:
+        """Click reports a repeatable option given no times as `()`; typer passes None."""
+        return value or None
+
+    def models(self) -> ModelOptions:
+        return ModelOptions(
+            llm=self.llm,
+            model=self.model,
+            judge=self.judge or [],
+            judge_mode=self.judge_mode,
+            base_url=self.base_url,
+            max_tokens=self.max_tokens,
+            prices=self.price or [],
+            rates=self.rate or [],
+            budget_usd=self.budget_usd,
+            model_timeout=self.model_timeout,
+        )
+
+    def outputs(self) -> Outputs:
+        return Outputs(out_dir=self.out_dir, json_path=self.json_path, md_path=self.md_path)
+
+
+class RunFlags(ModelFlags):
     """The options as typer parsed them, by parameter name."""
 
     engine: str | None
@@ -93,23 +178,17 @@ class RunFlags(BaseModel):
     detach: bool
     resume: str | None
     in_process: bool
-    out_dir: Path | None
-    json_path: Path | None
-    md_path: Path | None
-    llm: bool
-    model: str | None
-    judge: str | None
-    base_url: str | None
-    max_tokens: int | None
-    budget_usd: float | None
-    price: list[str] | None
-    rate: list[str] | None
-    model_timeout: float | None
     dry_run: bool
     fail_under: float | None
     fail_on_regression: str | None
+    deadline: float | None = None
+    pack_tokens: int | None = None
+    pack_sections: int | None = None
+    noise: str | None = None
+    needle: str | None = None
+    seed: int | None = None
 
-    @field_validator("only", "dimension", "price", "rate", mode="before")
+    @field_validator("only", "dimension", mode="before")
     @classmethod
     def _unset_is_none(cls, value: object) -> object:
         """Click reports a repeatable option given no times as `()`; typer passes None."""
@@ -127,26 +206,43 @@ class RunFlags(BaseModel):
             keep=self.keep,
             label=self.label,
             models=self.models(),
+            host=self.host(),
+            haystack=self.haystack(),
         )
 
-    def models(self) -> ModelOptions:
-        return ModelOptions(
-            llm=self.llm,
-            model=self.model,
-            judge=self.judge,
-            base_url=self.base_url,
-            max_tokens=self.max_tokens,
-            prices=self.price or [],
-            rates=self.rate or [],
-            budget_usd=self.budget_usd,
-            model_timeout=self.model_timeout,
-        )
+    def host(self) -> HostLimits | None:
+        given = (self.deadline, self.pack_tokens, self.pack_sections)
+        if all(v is None for v in given):
+            return None
+        try:
+            return HostLimits(
+                deadline_ms=self.deadline,
+                pack_tokens=self.pack_tokens,
+                pack_sections=self.pack_sections,
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            flag = {"deadline_ms": "deadline"}.get(str(first["loc"][0]), str(first["loc"][0]))
+            raise UsageError(
+                f"--{flag.replace('_', '-')}: {first['msg']}", fix="give a positive number"
+            ) from None
 
-    def outputs(self) -> Outputs:
-        return Outputs(out_dir=self.out_dir, json_path=self.json_path, md_path=self.md_path)
+    def haystack(self) -> Haystack | None:
+        if self.noise is None:
+            if self.needle is not None or self.seed is not None:
+                raise UsageError(
+                    "--needle and --seed shape the distractors of --noise",
+                    fix="add --noise SIZES (e.g. --noise 100,1000,10000)",
+                )
+            return None
+        needles = parse_needles(self.needle) if self.needle is not None else []
+        return Haystack(sizes=parse_sizes(self.noise), needles=needles, seed=self.seed or 0)
 
     def names_a_new_run(self) -> bool:
         """Whether any option only a new run takes is given: a resume runs with the options
         its run was given."""
         given = (self.engine, self.url, self.enrich_wait, self.suite, self.label, self.only)
-        return any(v is not None for v in (*given, self.dimension, self.trials)) or self.keep
+        shaped = (self.deadline, self.pack_tokens, self.pack_sections, self.noise, self.needle)
+        return any(v is not None for v in (*given, self.dimension, self.trials, *shaped)) or (
+            self.keep or self.seed is not None
+        )

@@ -79,9 +79,18 @@ def import_(
     benchmark: Annotated[str, typer.Argument(help="locomo or longmemeval.")],
     path: Annotated[Path, typer.Argument(help="Your local copy of the benchmark's file.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the cases into.")],
+    categories: Annotated[
+        str | None,
+        typer.Option(
+            help="LoCoMo: the categories counted overall, e.g. 1,2,3,4,5; the others are "
+            "reported apart.",
+            show_default="1-4",
+        ),
+    ] = None,
 ) -> None:
     """Write a public benchmark's cases as YAML files, to read them or run them as a folder."""
-    source = sources.parse(f"{benchmark}:{path}")
+    query = f"?categories={categories}" if categories is not None else ""
+    source = sources.parse(f"{benchmark}:{path}{query}")
     if source is None:
         raise UsageError(
             f"unknown benchmark `{benchmark}`", fix=f"use one of: {', '.join(sources.BENCHMARKS)}"

@@ -21,6 +21,7 @@ from memeval.report.compare_markdown import (
     sweep_rows,
 )
 from memeval.report.numbers import kpi_number, pct
+from memeval.report.triple import compare_lines, run_lines
 from memeval.results import RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
 
@@ -31,6 +32,8 @@ def print_summary(report: RunReport, console: Console) -> None:
         f"[bold]run[/] {report.run_id}  [bold]engine[/] {report.engine}  "
         f"[bold]label[/] {escape(report.label)}{subset}"
     )
+    for text in run_lines(report.engine, report.kpis):
+        console.print(f"[bold]{escape(text)}[/]", highlight=False)
     if any(c.kind == "fixture" for c in report.cases):
         dims = Table(title="dimensions")
         dims.add_column("dimension")
@@ -65,6 +68,8 @@ _STYLE = {Verdict.better: "bold green", Verdict.worse: "bold red", Verdict.noise
 def print_compare(report: CompareReport, console: Console) -> None:
     """The verdict lines first (one per candidate, the line to act on), then the tables."""
     console.print(escape(intro(report)), highlight=False)
+    for text in compare_lines(report.table):
+        console.print(f"[bold]{escape(text)}[/]", highlight=False)
     for c in report.comparisons:
         style = _STYLE.get(_lead(c.verdict), "bold")
         console.print(f"[{style}]{escape(c.headline)}[/]", highlight=False)

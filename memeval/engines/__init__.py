@@ -1,1 +1,50 @@
-"""Engines: the contract every memory system is measured through, and the ones memeval ships."""
+"""Engines: the contract every memory system is measured through, and the ones memeval ships.
+
+This is an engine author's front door: subclass `Engine`, list what it can do in
+`capabilities`, and raise the errors below for what is not a memory failure. Everything here is
+re-exported from the modules that define it, so `from memeval.engines import Engine` stays the
+one import an author needs while the modules stay free to move.
+"""
+
+from memeval.clock import now
+from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable, Unsupported
+from memeval.engines.types import (
+    Assertion,
+    Belief,
+    BeliefReport,
+    Capability,
+    ConflictReport,
+    Derived,
+    Hit,
+    HitSpan,
+    MemoryItem,
+    Pack,
+    QueryResult,
+    ToolCallRef,
+    Turn,
+    TurnContext,
+    Usage,
+)
+
+__all__ = [
+    "Assertion",
+    "Belief",
+    "BeliefReport",
+    "Capability",
+    "ConflictReport",
+    "CreditsExhausted",
+    "Derived",
+    "Engine",
+    "EngineUnavailable",
+    "Hit",
+    "HitSpan",
+    "MemoryItem",
+    "Pack",
+    "QueryResult",
+    "ToolCallRef",
+    "Turn",
+    "TurnContext",
+    "Unsupported",
+    "Usage",
+    "now",
+]

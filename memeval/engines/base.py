@@ -11,6 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
+from memeval.engines import idempotency
 from memeval.engines.types import (
     Assertion,
     BeliefReport,
@@ -92,8 +93,13 @@ class Engine:
     ) -> list[str]:
         """Load past turns (any role, any speaker) in one call, recalling nothing: a long
         history costs writes, not a pack per turn. Returns the ids `list` will show. The
-        default logs each turn through `post_turn`; engines with a bulk path override it."""
-        return [await self.post_turn(tenant, agent, thread, turn) for turn in turns]
+        default logs each turn through `post_turn`, each under its own write key (see
+        `idempotency.part`); engines with a bulk path override it."""
+        ids = []
+        for index, turn in enumerate(turns):
+            with idempotency.part(index):
+                ids.append(await self.post_turn(tenant, agent, thread, turn))
+        return ids
 
     async def start_session(
         self,
@@ -131,6 +137,13 @@ class Engine:
     async def forget(self, tenant: str) -> None:
         raise Unsupported(Capability.lifecycle)
 
+    async def forget_write(self, tenant: str, write_id: str) -> None:
+        """Forget one write, named by the id the case gave it (`MemoryItem.id`, `Turn.id`),
+        and everything derived from it alone: a user's "delete that" must not wait for the
+        whole tenant to go. Engines that can only forget a tenant leave this unsupported,
+        and the erase audit and probe clean-up say so in the report."""
+        raise Unsupported(Capability.forget_write)
+
     async def inspect(self, tenant: str) -> Derived:
         raise Unsupported(Capability.inspect)
 
@@ -154,6 +167,36 @@ class EngineUnavailable(Exception):
 
     Anything else an engine raises is a memory failure and is scored, not retried.
     """
+
+
+class EngineRefused(Exception):
+    """The engine answered, but not with anything memeval can score: a 4xx other than a
+    documented "not found", or a reply that does not parse.
+
+    Not a memory failure (a refused recall says nothing about what the engine remembers), so
+    never scored; not transient either (the same call would be refused again), so not retried.
+    The case is an error naming engine, route, status and the vendor's code, and the same
+    refusal on a run's first cases stops the run (`memeval.runner.refusals`)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        engine: str = "",
+        route: str = "",
+        status: int | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.engine, self.route, self.status, self.code = engine, route, status, code
+
+    @property
+    def signature(self) -> str:
+        """What makes two refusals "the same": the engine, the method, the status and the
+        vendor's code (not the path, which may name the tenant)."""
+        method = self.route.split(" ", 1)[0] if self.route else "reply"
+        parts = [self.engine, method, str(self.status or "unparsed"), self.code or ""]
+        return " ".join(p for p in parts if p)
 
 
 class CreditsExhausted(Exception):

@@ -6,6 +6,9 @@ run, case, trial and the write's index within the case; the key is the same on e
 that write and on a redelivered task, and differs between any two writes. Adapters read it with
 `request_key()` (one per request a write sends) or `current()`, and send it the way their
 service expects (an `Idempotency-Key` header for memeval's own protocol and for TinyHumans).
+A `write_history` of N turns is one named write holding N stored turns: each turn is made
+under `part(index)`, so turn 3 of write 7 is keyed `tenant:7/t3`, whichever adapter sends it;
+one key for every turn would make the engine answer turn 2 as a replay (or a conflict) of turn 1.
 A context variable, because one engine serves several cases at once and each asyncio task
 must see only its own write.
 """
@@ -32,6 +35,21 @@ _KEY: ContextVar[_Write | None] = ContextVar("memeval_write_key", default=None)
 @contextmanager
 def write_key(key: str) -> Iterator[None]:
     token = _KEY.set(_Write(key))
+    try:
+        yield
+    finally:
+        _KEY.reset(token)
+
+
+@contextmanager
+def part(index: int) -> Iterator[None]:
+    """Name the `index`-th stored item of the write being made (a turn of a history); outside
+    a named write, nothing is named and adapters fall back to a fresh key."""
+    write = _KEY.get()
+    if write is None:
+        yield
+        return
+    token = _KEY.set(_Write(f"{write.key}/t{index}"))
     try:
         yield
     finally:

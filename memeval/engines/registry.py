@@ -27,6 +27,8 @@ BUILTIN: dict[str, str] = {
     "reference": "memeval.engines.reference:ReferenceEngine",
     "naive": "memeval.engines.naive:NaiveEngine",
     "bm25": "memeval.engines.bm25:BM25Engine",
+    "full-context": "memeval.engines.full_context:FullContextEngine",
+    "oracle": "memeval.engines.oracle:OracleEngine",
     "http": "memeval.engines.adapters.http:HttpEngine",
     "cortex": "memeval.engines.adapters.cortex:CortexEngine",
     "tinyhumans": "memeval.engines.adapters.tinyhumans:TinyHumansEngine",
@@ -34,6 +36,8 @@ BUILTIN: dict[str, str] = {
     "mem0": "memeval.engines.adapters.mem0:Mem0Engine",
     "mem0-oss": "memeval.engines.adapters.mem0_oss:Mem0OssEngine",
     "graphiti": "memeval.engines.adapters.graphiti:GraphitiEngine",
+    "zep": "memeval.engines.adapters.zep:ZepEngine",
+    "supermemory": "memeval.engines.adapters.supermemory:SupermemoryEngine",
     "langmem": "memeval.engines.adapters.langmem_engine:LangMemEngine",
     "cognee": "memeval.engines.adapters.cognee_engine:CogneeEngine",
 }

@@ -14,6 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memeval.suites.fixture import Assertion
 
+INJECTED_OPEN = "<memory-context>"
+INJECTED_CLOSE = "</memory-context>"
+"""A host pastes the pack into its prompt between these markers. A careless host then logs the
+whole prompt as the user's turn, and an engine that stores what lies between them feeds its own
+recall back into memory, one copy per turn: an engine must drop the block from every write."""
+
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -34,6 +40,7 @@ class Capability(StrEnum):
     beliefs = "beliefs"  # build_beliefs distils facts
     inspect = "inspect"  # shows the facts and beliefs it derived
     usage = "usage"  # reports what it spent
+    forget_write = "forget_write"  # forgets one write by the id the case gave it
 
 
 # ---- fixture face -----------------------------------------------------------------------

@@ -24,6 +24,7 @@ from memeval.llm.answer import PaidCalls
 from memeval.llm.shared import OpenShared
 from memeval.plan import CaseRef, RunPlan
 from memeval.results import CaseResult
+from memeval.runner.refusals import RefusedStop
 from memeval.store import RunStatus, Store
 from memeval.summary import case_line
 from memeval_farm.aggregate import finalize
@@ -95,6 +96,8 @@ def execute(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> Ru
         return _stopped(store, planned, how, Stop.broker, error)
     except CreditsExhausted as exc:  # only in-process runs see it: workers store it as results
         return _stopped(store, planned, how, Stop.credits, credits_out(str(exc), run_id))
+    except RefusedStop as exc:  # in process; the farm's workers flag it (memeval_farm.halt)
+        return _stopped(store, planned, how, Stop.refused, exc)
     report = finalize(store, run_id)
     if how.outputs is not None:
         how.outputs.write(report, planned.label, how.console)

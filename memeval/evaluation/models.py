@@ -10,12 +10,12 @@ import asyncio
 import os
 from collections.abc import Callable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from rich.console import Console
 
 from memeval.errors import UsageError
 from memeval.llm.in_memory import MemoryState
-from memeval.llm.judge import JUDGE_MAX_TOKENS, JUDGE_PROMPT_VERSION
+from memeval.llm.judge import JUDGE_MAX_TOKENS, JUDGE_PROMPT_VERSION, JudgeMode
 from memeval.llm.rates import Rate, parse_rates
 from memeval.llm.setup import budget_micros, prepare
 from memeval.llm.shared import BudgetState, OpenShared
@@ -33,13 +33,22 @@ class ModelOptions(BaseModel):
 
     llm: bool = False
     model: str | None = None
-    judge: str | None = None
+    judge: list[str] = Field(default_factory=list)
+    judge_mode: JudgeMode = JudgeMode.strict
     base_url: str | None = None
     max_tokens: int | None = None
     prices: list[str] = Field(default_factory=list)
     rates: list[str] = Field(default_factory=list)
     budget_usd: float | None = None
     model_timeout: float | None = None
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _one_judge(cls, value: object) -> object:
+        """`judge="a/model"` names one judge; None names none."""
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else value
 
 
 class ModelPlan(BaseModel):
@@ -119,7 +128,7 @@ def plan_models(run_id: str, options: ModelOptions, console: Console) -> ModelPl
     given = {"max_tokens": options.max_tokens} if options.max_tokens is not None else {}
     setup = asyncio.run(
         prepare(
-            list(dict.fromkeys([name, *([options.judge] if options.judge else [])])),
+            list(dict.fromkeys([name, *options.judge])),
             base_url=options.base_url,
             prices=options.prices,
             rates=options.rates,
@@ -132,12 +141,26 @@ def plan_models(run_id: str, options: ModelOptions, console: Console) -> ModelPl
     for warning in setup.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     spec = setup.specs[name]
-    if options.judge:
-        grader = setup.specs[options.judge].model_copy(
+    spec = spec.model_copy(
+        update={"judges": judge_specs(setup.specs, options.judge), "judge_mode": options.judge_mode}
+    )
+    return ModelPlan(llm=spec, rates=parsed, budget_micros=cap)
+
+
+def judge_specs(specs: dict[str, LlmSpec], names: list[str]) -> list[LlmSpec]:
+    """Each `--judge` model as a judge: one word of reply, the judge prompt's version."""
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise UsageError(
+            f"--judge {', '.join(repeated)} is given twice",
+            fix="name each judge once; two or three different models make a majority",
+        )
+    return [
+        specs[n].model_copy(
             update={"max_tokens": JUDGE_MAX_TOKENS, "prompt_version": JUDGE_PROMPT_VERSION}
         )
-        spec = spec.model_copy(update={"judge": grader})
-    return ModelPlan(llm=spec, rates=parsed, budget_micros=cap)
+        for n in names
+    ]
 
 
 def _no_model_options(options: ModelOptions) -> None:
@@ -145,7 +168,8 @@ def _no_model_options(options: ModelOptions) -> None:
         name
         for name, value in (
             ("--model", options.model),
-            ("--judge", options.judge),
+            ("--judge", options.judge or None),
+            ("--judge-mode", None if options.judge_mode is JudgeMode.strict else "lenient"),
             ("--budget-usd", options.budget_usd),
             ("--base-url", options.base_url),
             ("--max-tokens", options.max_tokens),

@@ -25,6 +25,7 @@ class Stop(StrEnum):
     broker = "broker"  # the broker stayed away
     engine = "engine"  # the engine became unreachable
     credits = "credits"  # the engine's account ran dry (seen in this process)
+    refused = "refused"  # the engine refused the first cases alike (seen in this process)
 
 
 class RunEnd(BaseModel):

@@ -16,9 +16,11 @@ from memeval.llm.setup import budget_micros
 from memeval.plan import new_run_id, select
 from memeval.report.stored import require_run
 from memeval.runner import RunOptions
+from memeval.runner.host import HostLimits
 from memeval.store import RunRecord, Store
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
+from memeval.suites.haystack import Haystack, expand
 from memeval.suites.scenario import Scenario
 from memeval.summary import subset_name
 from memeval_farm.farm import check_engine
@@ -36,6 +38,8 @@ class RunRequest(BaseModel):
     keep: bool = False
     label: str | None = None
     models: ModelOptions = Field(default_factory=ModelOptions)
+    host: HostLimits | None = None
+    haystack: Haystack | None = None
 
 
 class PlannedRun(BaseModel):
@@ -69,9 +73,15 @@ def plan_new(store: Store, request: RunRequest, console: Console) -> PlannedRun:
         label=label,
         engine=request.engine,
         suite=request.suite,
-        cases=select(resolve(request.suite), request.only, request.dimension),
+        cases=_swept(select(resolve(request.suite), request.only, request.dimension), request),
         trials=request.trials or 1,
-        options=RunOptions(keep=request.keep, llm=models.llm, rates=models.rates),
+        options=RunOptions(
+            keep=request.keep,
+            llm=models.llm,
+            rates=models.rates,
+            host=request.host,
+            haystack=request.haystack,
+        ),
         budget_micros=models.budget_micros,
         subset=subset_name(request.only, request.dimension),
     )
@@ -82,6 +92,10 @@ def plan_new(store: Store, request: RunRequest, console: Console) -> PlannedRun:
     return PlannedRun(run_id=run_id, label=label, jobs=jobs, models=models)
 
 
+def _swept(cases: list[Scenario | Fixture], request: RunRequest) -> list[Scenario | Fixture]:
+    return cases if request.haystack is None else expand(cases, request.haystack)
+
+
 def plan_resume(
     store: Store, run_id: str, budget_usd: float | None, *, check_here: bool, console: Console
 ) -> PlannedRun:
@@ -90,7 +104,7 @@ def plan_resume(
     if check_here:
         check_engine(require_run(store, run_id).engine, remote=False)
     jobs, record = _reopen(store, run_id, console)
-    cap = _resumed_budget(store, record, budget_usd)
+    cap = resumed_budget(store, record, budget_usd)
     models = ModelPlan(llm=None, rates=[], budget_micros=None)
     if jobs and jobs[0].options.llm is not None:
         models = ModelPlan(
@@ -103,7 +117,7 @@ def plan_resume(
     return PlannedRun(run_id=run_id, label=record.label, jobs=jobs, models=models)
 
 
-def _resumed_budget(store: Store, record: RunRecord, budget_usd: float | None) -> int | None:
+def resumed_budget(store: Store, record: RunRecord, budget_usd: float | None) -> int | None:
     """The run's budget, or the larger one this resume gives it (stored for later resumes)."""
     recorded = record.options.get("budget_micros")
     if budget_usd is None:
@@ -124,8 +138,12 @@ def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob],
     record = require_run(store, run_id)
     missing = store.missing_cases(run_id)
     cases: dict[str, Scenario | Fixture] = {}
+    options = RunOptions.model_validate(record.options)
     if missing:
-        cases = {located.case.id: located.case for located in resolve(record.suite).cases}
+        found = [located.case for located in resolve(record.suite).cases]
+        if options.haystack is not None:  # the variants the run was planned with
+            found = expand(found, options.haystack)
+        cases = {case.id: case for case in found}
     gone = sorted({p.case_id for p in missing} - cases.keys())
     if gone:
         raise UsageError(
@@ -133,7 +151,6 @@ def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob],
             + ", ".join(gone),
             fix="restore those case files, or start a new run",
         )
-    options = RunOptions.model_validate(record.options)
     store.reopen_run(run_id)
     jobs = [
         CaseJob(

@@ -13,17 +13,20 @@ what is measured: an unreadable date or a sample without sessions is an error na
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memeval.errors import SuiteError
+from memeval.errors import SuiteError, UsageError
 from memeval.importers.pinning import Pin
+from memeval.importers.stream import json_items
+from memeval.scoring.kpis import APART
 from memeval.suites.scenario import FreeTurn, Probe, Scenario, Style, Thread
 
 PINS = (
@@ -53,6 +56,62 @@ class Category(IntEnum):
     @property
     def tag(self) -> str:
         return self.name.replace("_", "-")
+
+
+COUNTED = frozenset(
+    {Category.multi_hop, Category.temporal, Category.open_domain, Category.single_hop}
+)
+"""What published LoCoMo tables count: categories 1 to 4. The adversarial one is reported
+apart (its probes carry `APART`), unless `?categories=` names it."""
+
+
+AUDIT_FILE = Path(__file__).parent / "data" / "locomo_audit.json"
+GOLD_WRONG = "audit:gold-wrong"
+GOLD_KEPT = "audit:gold-kept"
+"""Probe tags on categories 1-4 (the audit's scope): the tag rows of a report then give each
+number without the audited questions (`audit:gold-kept`) beside the overall one with them."""
+
+
+class AuditedQuestion(BaseModel):
+    sample_id: str
+    qa_index: int = Field(ge=0)
+    category: Category
+    error: str
+
+
+class Audit(BaseModel):
+    about: str
+    source: dict[str, str]
+    key: str
+    questions: list[AuditedQuestion]
+
+    def wrong(self, sample_id: str) -> set[int]:
+        return {q.qa_index for q in self.questions if q.sample_id == sample_id}
+
+
+@cache
+def audit() -> Audit:
+    """The published audit's findings, shipped with memeval as facts (see its `source`)."""
+    return Audit.model_validate_json(AUDIT_FILE.read_text(encoding="utf-8"))
+
+
+def parse_categories(text: str) -> frozenset[Category]:
+    """`1,2,3,4,5`, `1-4` or `all`: the categories a run counts in its overall numbers."""
+    if text.strip() == "all":
+        return frozenset(Category)
+    chosen: set[Category] = set()
+    try:
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            low, _, high = part.partition("-")
+            chosen |= {Category(n) for n in range(int(low), int(high or low) + 1)}
+    except ValueError:
+        chosen = set()
+    if not chosen:
+        raise UsageError(
+            f"LoCoMo categories `{text}` are not numbers from 1 to 5",
+            fix="e.g. locomo:PATH?categories=1,2,3,4,5 (or 1-4, or all)",
+        )
+    return frozenset(chosen)
 
 
 class _Lenient(BaseModel):
@@ -115,24 +174,13 @@ class Conversation(BaseModel):
 
 
 def read(path: Path) -> list[Conversation]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"cannot read the LoCoMo file: {exc}", path=path) from None
-    except json.JSONDecodeError as exc:
-        raise SuiteError(
-            f"not JSON: {exc.msg}",
-            path=path,
-            line=exc.lineno,
-            fix="give the published locomo10.json",
-        ) from None
-    if not isinstance(data, list) or not data:
-        raise SuiteError(
-            "a LoCoMo file is a non-empty JSON list of samples",
-            path=path,
-            fix="give the published locomo10.json",
-        )
-    return [_conversation(raw, path, n) for n, raw in enumerate(data)]
+    return list(conversations(path))
+
+
+def conversations(path: Path) -> Iterator[Conversation]:
+    """The file's conversations one at a time."""
+    for n, raw in enumerate(json_items(path, "LoCoMo", "give the published locomo10.json")):
+        yield _conversation(raw, path, n)
 
 
 def _conversation(raw: Any, path: Path, n: int) -> Conversation:
@@ -214,10 +262,11 @@ def turn_id(dia_id: str) -> str:
     return dia_id.replace(":", "-")
 
 
-def scenario(conv: Conversation) -> Scenario:
+def scenario(conv: Conversation, counted: frozenset[Category] = COUNTED) -> Scenario:
     """One conversation, one scenario: each session a thread loaded in bulk at its recorded
     date, each question a probe that asks without being written to memory. An adversarial
-    question is an abstention probe: nothing in the conversation answers it as asked."""
+    question is an abstention probe: nothing in the conversation answers it as asked. A
+    question of a category not `counted` is tagged `APART`."""
     start = min(s.at for s in conv.sessions)
     threads = [
         Thread(
@@ -237,7 +286,12 @@ def scenario(conv: Conversation) -> Scenario:
         )
         for s in conv.sessions
     ]
-    probes = [_probe(n, qa) for n, qa in enumerate(conv.questions) if _askable(qa)]
+    wrong = audit().wrong(conv.id)
+    probes = [
+        _probe(n, qa, qa.category in counted, n in wrong)
+        for n, qa in enumerate(conv.questions)
+        if _askable(qa)
+    ]
     a, b = conv.speakers
     return Scenario(
         name=f"locomo-{conv.id}",
@@ -254,13 +308,16 @@ def _askable(qa: LocomoQuestion) -> bool:
     return qa.category is Category.adversarial or bool(qa.answer and qa.answer.strip())
 
 
-def _probe(n: int, qa: LocomoQuestion) -> Probe:
+def _probe(n: int, qa: LocomoQuestion, counted: bool, audited_wrong: bool) -> Probe:
+    tags = [f"category:{qa.category.tag}"]
+    if qa.category is not Category.adversarial:  # the audit's scope: categories 1 to 4
+        tags.append(GOLD_WRONG if audited_wrong else GOLD_KEPT)
     common: dict[str, Any] = {
         "id": f"q{n + 1}",
         "question": qa.question,
         "style": Style.paraphrase,  # questions reword what was said
         "evidence": [turn_id(e) for e in qa.evidence],
-        "tags": [f"category:{qa.category.tag}"],
+        "tags": [*tags, *([] if counted else [APART])],
     }
     if qa.category is Category.adversarial:
         return Probe(abstain=True, **common)

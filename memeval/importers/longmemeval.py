@@ -14,8 +14,8 @@ marked.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memeval.errors import SuiteError
 from memeval.importers.pinning import Pin
+from memeval.importers.stream import json_items
 from memeval.suites.scenario import FreeTurn, Probe, Scenario, Style, Thread
 
 PINS: tuple[Pin, ...] = ()  # no published hash could be checked here; see `check_pins`
@@ -58,16 +59,12 @@ class Instance(_Lenient):
 
 
 def read(path: Path) -> list[Instance]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"cannot read the LongMemEval file: {exc}", path=path) from None
-    except json.JSONDecodeError as exc:
-        raise SuiteError(f"not JSON: {exc.msg}", path=path, line=exc.lineno, fix=_FIX) from None
-    if not isinstance(data, list) or not data:
-        raise SuiteError("a LongMemEval file is a non-empty JSON list", path=path, fix=_FIX)
-    out: list[Instance] = []
-    for n, raw in enumerate(data):
+    return list(instances(path))
+
+
+def instances(path: Path) -> Iterator[Instance]:
+    """The file's instances one at a time: a 300 MB haystack file is never held whole."""
+    for n, raw in enumerate(json_items(path, "LongMemEval", _FIX)):
         try:
             instance = Instance.model_validate(raw)
         except ValidationError as exc:
@@ -82,8 +79,7 @@ def read(path: Path) -> list[Instance]:
                 field=f"{n}.haystack_sessions",
                 fix=_FIX,
             )
-        out.append(instance)
-    return out
+        yield instance
 
 
 _FIX = "give a published LongMemEval file (longmemeval_s.json, _m or _oracle)"

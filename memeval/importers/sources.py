@@ -8,8 +8,10 @@ printed as a warning on stderr and the run goes on.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
+from urllib.parse import parse_qsl
 
 import yaml
 
@@ -19,25 +21,49 @@ from memeval.importers.pinning import Pin, check_pins, sha256_of
 from memeval.suites.scenario import Scenario
 
 
-def _locomo(path: Path) -> list[Scenario]:
-    return [locomo.scenario(conv) for conv in locomo.read(path)]
+def _locomo(path: Path, options: dict[str, str]) -> Iterator[Scenario]:
+    counted = locomo.COUNTED
+    if "categories" in options:
+        counted = locomo.parse_categories(options["categories"])
+    return (locomo.scenario(conv, counted) for conv in locomo.conversations(path))
 
 
-def _longmemeval(path: Path) -> list[Scenario]:
-    return [longmemeval.scenario(inst, path, n) for n, inst in enumerate(longmemeval.read(path))]
+def _longmemeval(path: Path, options: dict[str, str]) -> Iterator[Scenario]:
+    return (
+        longmemeval.scenario(inst, path, n) for n, inst in enumerate(longmemeval.instances(path))
+    )
 
 
-BENCHMARKS: dict[str, tuple[Callable[[Path], list[Scenario]], tuple[Pin, ...]]] = {
+Loader = Callable[[Path, dict[str, str]], Iterator[Scenario]]
+BENCHMARKS: dict[str, tuple[Loader, tuple[Pin, ...]]] = {
     "locomo": (_locomo, locomo.PINS),
     "longmemeval": (_longmemeval, longmemeval.PINS),
 }
+OPTIONS = {"locomo": ("categories",), "longmemeval": ()}
+"""What `NAME:PATH?option=value` may set, per benchmark."""
 
 
-def parse(spec: str) -> tuple[str, Path] | None:
-    """`NAME:PATH` for a known benchmark name, else None (an ordinary suite spec)."""
+class Source(NamedTuple):
+    name: str
+    path: Path
+    options: dict[str, str]
+
+
+def parse(spec: str) -> Source | None:
+    """`NAME:PATH[?option=value]` for a known benchmark name, else None (an ordinary suite
+    spec). LoCoMo takes `categories=1,2,3,4,5` to count the adversarial category too."""
     name, colon, rest = spec.partition(":")
     if not colon or name not in BENCHMARKS:
         return None
+    rest, _, query = rest.partition("?")
+    options = dict(parse_qsl(query))
+    unknown = sorted(set(options) - set(OPTIONS[name]))
+    if unknown:
+        allowed = ", ".join(OPTIONS[name]) or "none"
+        raise UsageError(
+            f"`--suite {spec}`: {name} takes no option {', '.join(unknown)}",
+            fix=f"options {name} takes: {allowed}",
+        )
     if not rest:
         raise UsageError(
             f"`--suite {spec}` names no file", fix=f"write {name}:PATH to your local copy"
@@ -48,7 +74,7 @@ def parse(spec: str) -> tuple[str, Path] | None:
             f"{name} file `{rest}` does not exist",
             fix=f"give the path of your own copy of the {name} data (it is not shipped)",
         )
-    return name, path
+    return Source(name, path, options)
 
 
 def warning(name: str, path: Path) -> str | None:
@@ -58,16 +84,18 @@ def warning(name: str, path: Path) -> str | None:
     return f"{path}: no pinned sha256 is known for {name}; this copy's is {sha256_of(path)}"
 
 
-def load(name: str, path: Path) -> list[Scenario]:
-    """The benchmark's cases, after its hash is checked (a mismatch only warns, on stderr)."""
+def load(name: str, path: Path, options: dict[str, str] | None = None) -> Iterator[Scenario]:
+    """The benchmark's cases as they are read, after its hash is checked (a mismatch only
+    warns, on stderr)."""
     note = warning(name, path)
     if note:
         print(f"warning: {note}", file=sys.stderr)
-    return BENCHMARKS[name][0](path)
+    return BENCHMARKS[name][0](path, options or {})
 
 
-def write(cases: list[Scenario], folder: Path) -> list[Path]:
-    """One YAML file per case, in the shape `memeval suites validate` and `--suite` read."""
+def write(cases: Iterable[Scenario], folder: Path) -> list[Path]:
+    """One YAML file per case, in the shape `memeval suites validate` and `--suite` read,
+    each written as soon as it is read, so an import holds one case at a time."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -31,7 +31,7 @@ from memeval.llm.errors import (
     Rejected,
     Transient,
 )
-from memeval.llm.judge import JUDGE_PROMPT_VERSION
+from memeval.llm.judge import JUDGE_PROMPT_VERSION, PROMPTS_SHA256
 from memeval.llm.prompt import PROMPT_VERSION, messages
 from memeval.llm.rates import RateKind, rate_for
 from memeval.llm.shared import Hold, OpenShared, RateLimiter, SpendBudget
@@ -79,10 +79,12 @@ class Answerer:
         limiter: RateLimiter | None = None,
         ledger: PaidCalls | None = None,
     ) -> None:
-        if spec.prompt_version not in (PROMPT_VERSION, JUDGE_PROMPT_VERSION):
+        known = spec.prompt_version in (PROMPT_VERSION, JUDGE_PROMPT_VERSION)
+        if not known or spec.prompts_sha256 != PROMPTS_SHA256:
             raise UsageError(
-                f"the run asks for prompt {spec.prompt_version} but this worker has "
-                f"{PROMPT_VERSION}",
+                f"the run asks for prompt {spec.prompt_version} (prompts "
+                f"{spec.prompts_sha256[:12]}) but this worker has {PROMPT_VERSION} "
+                f"(prompts {PROMPTS_SHA256[:12]})",
                 fix="run the same memeval version on the workers as where the run started",
             )
         if spec.budget_scopes and budget is None:
@@ -94,7 +96,7 @@ class Answerer:
         self.ledger = ledger
         self.rate = rate_for(spec.rates, RateKind.model)
         self._spent_out = False
-        self.judge: Answerer | None = None  # `--judge`: grades answers on the same budget
+        self.judges: list[Answerer] = []  # `--judge`: grade answers on the same budget
 
     def __repr__(self) -> str:
         return f"Answerer(model={self.spec.model!r}, base_url={self.spec.base_url!r})"
@@ -293,10 +295,10 @@ async def open_answerer(
         budget = state.budget(spec.budget_scopes) if state and spec.budget_scopes else None
         limiter = state.limiter() if state and spec.rates else None
         answerer = Answerer(spec, client, budget=budget, limiter=limiter, ledger=ledger)
-        if spec.judge is not None:
-            answerer.judge = Answerer(
-                spec.judge, client, budget=budget, limiter=limiter, ledger=ledger
-            )
+        answerer.judges = [
+            Answerer(judge, client, budget=budget, limiter=limiter, ledger=ledger)
+            for judge in spec.judges
+        ]
         yield answerer
 
 

@@ -7,6 +7,8 @@ or conflicts say nothing about an answer, and a query with only those is not ask
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from memeval.engines.types import QueryResult
 from memeval.llm.prompt import is_unknown
 from memeval.scoring.pack import contains
@@ -29,9 +31,17 @@ def answerable_query(query: Query) -> bool:
 
 
 def query_question(query: Query) -> str:
-    if query.as_of is None:
-        return query.text
-    return f"{query.text} (answer as of {query.as_of:%Y-%m-%d})"
+    return dated(query.text, query.as_of)
+
+
+def probe_question(probe: Probe) -> str:
+    return dated(probe.question, probe.as_of)
+
+
+def dated(question: str, as_of: datetime | None) -> str:
+    if as_of is None:
+        return question
+    return f"{question} (answer as of {as_of:%Y-%m-%d})"
 
 
 def hits_pack(found: QueryResult) -> str:
@@ -63,8 +73,8 @@ def grade_query(answer: str | None, query: Query) -> bool:
 
 def _speaks(check: Check) -> bool:
     """Whether a check says anything about an answer's text."""
-    if check.kind is CheckKind.any_of:
-        return any(_speaks(c) for c in check.any_of)
+    if check.kind in (CheckKind.any_of, CheckKind.all_of):
+        return any(_speaks(c) for c in [*check.any_of, *check.all_of])
     return check.kind in (*_TEXT_KINDS, CheckKind.not_contains, CheckKind.not_first)
 
 
@@ -72,6 +82,8 @@ def _grade(answer: str, check: Check) -> bool:
     match check.kind:
         case CheckKind.any_of:
             return any(_grade(answer, c) for c in check.any_of if _speaks(c))
+        case CheckKind.all_of:
+            return all(_grade(answer, c) for c in check.all_of if _speaks(c))
         case CheckKind.abstain:
             return is_unknown(answer)
         case CheckKind.contains:

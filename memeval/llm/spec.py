@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memeval.llm.client import DEFAULT_TIMEOUT_S
+from memeval.llm.judge import PROMPTS_SHA256, JudgeMode
 from memeval.llm.pricing import Price
 from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION
 from memeval.llm.rates import Rate
@@ -26,10 +29,29 @@ class LlmSpec(BaseModel):
     rates: list[Rate] = Field(default_factory=list)
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0)
     max_attempts: int = Field(default=6, ge=1)
-    judge: LlmSpec | None = Field(
-        default=None,
-        description="`--judge`: the model that grades each answer (same service and budget).",
+    judges: list[LlmSpec] = Field(
+        default_factory=list,
+        description="`--judge`, repeatable: the models that grade each answer (same service "
+        "and budget); the verdict is their majority.",
     )
+    judge_mode: JudgeMode = Field(
+        default=JudgeMode.strict,
+        description="`--judge-mode`: `lenient` credits an answer on the right topic.",
+    )
+    prompts_sha256: str = Field(
+        default=PROMPTS_SHA256,
+        description="The hash of every answer and judge prompt this run was started with.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_judge_of_old(cls, data: Any) -> Any:
+        """Runs stored before judges were repeatable name one `judge`: resume reads them."""
+        if isinstance(data, dict) and "judge" in data:
+            data = dict(data)
+            judge = data.pop("judge")
+            data.setdefault("judges", [] if judge is None else [judge])
+        return data
 
     def hold_micros(self, chat: list[dict[str, str]], completion_tokens: int | None = None) -> int:
         """The most this call can cost when sent with `max_tokens=completion_tokens` (by

@@ -10,6 +10,7 @@ from memeval.report.compare import HEADLINES, RULE, CompareReport, Comparison, M
 from memeval.report.markdown import literal, table
 from memeval.report.numbers import DASH, delta, delta_span, number, pct, unpriced
 from memeval.report.stats import Spread
+from memeval.report.triple import compare_lines
 
 MOVE_HEADER = ["group", "metric", "baseline", "candidate", "Δ", "95% CI of Δ", "verdict"]
 FLIP_HEADER = ["scope", "units", "lost", "gained", "p", "verdict"]
@@ -108,6 +109,8 @@ def render_compare(report: CompareReport) -> str:
         "# memeval compare",
         "",
         intro(report),
+        "",
+        *(f"- **{text}**" for text in compare_lines(report.table)),
         "",
         "## Verdicts",
         "",

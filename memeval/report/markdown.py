@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from memeval.llm.judge import JUDGE_PROMPT_VERSION, SYSTEM
+from memeval.llm.agreement import agreement
+from memeval.llm.judge import JUDGE_PROMPT_VERSION, PROMPTS_SHA256, all_prompts
 from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
 from memeval.report.intervals import RunIntervals, run_intervals
 from memeval.report.numbers import DASH, ci, kpi_number, ms, number, pct
@@ -21,6 +22,7 @@ from memeval.report.tables import (
     tag_rows,
     usage,
 )
+from memeval.report.triple import run_lines
 from memeval.results import RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
 
@@ -76,6 +78,7 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
         + (f" over {trials} trials" if trials > 1 else "")
         + (f"; {len(report.missing)} missing." if report.missing else ".")
     )
+    out += ["", *(f"**{text}**" for text in run_lines(report.engine, report.kpis))]
     partial, infra = partial_note(report, every=True), infra_note(report)
     if partial is not None:
         out += ["", f"**P{partial[1:]}.** Resume the run to score them."]
@@ -258,18 +261,53 @@ def _kpis(report: RunReport, ci_: RunIntervals) -> list[str]:
 
 
 def _judge(report: RunReport) -> list[str]:
-    """The judge's prompt, whenever a verdict is in the run: its score means nothing without
-    it. A stored run graded under an older version says so instead of showing today's text."""
+    """The judges' prompts, whenever a verdict is in the run: a score means nothing without
+    them. A stored run graded under an older version says so instead of showing today's text.
+    With several judges, how far they agree and where they split."""
     notes = [p.judge_note for c in report.cases for p in c.probes if p.judge_note]
     if not notes:
         return []
-    versions = sorted({n.split(":", 1)[0] for n in notes})
-    shown = ", ".join(versions)
-    out = ["## Model judge", "", f"Verdicts: {len(notes)}; prompt version(s): {shown}."]
-    if versions == [JUDGE_PROMPT_VERSION]:
-        out += ["", *fenced(SYSTEM.splitlines())]
-    else:
-        out += ["", f"This memeval holds prompt {JUDGE_PROMPT_VERSION} only; see its history."]
+    used = sorted({n.split(":", 1)[0] for n in notes})
+    out = [
+        "## Model judge",
+        "",
+        f"Verdicts: {len(notes)}; prompt(s): {', '.join(used)}; "
+        f"this memeval's prompts hash to `{PROMPTS_SHA256[:16]}`.",
+    ]
+    texts = all_prompts()
+    for name in used:
+        if name in texts:
+            out += ["", f"`{name}`:", "", *fenced(texts[name].splitlines())]
+        else:
+            out += [
+                "",
+                f"`{name}`: this memeval holds {JUDGE_PROMPT_VERSION} only; see its history.",
+            ]
+    return out + _agreement(report)
+
+
+def _agreement(report: RunReport) -> list[str]:
+    found = agreement(report.cases)
+    if found is None:
+        return []
+    rows = [
+        [
+            p.a,
+            p.b,
+            str(p.n),
+            DASH if p.percent is None else f"{p.percent:.1f}%",
+            DASH if p.kappa is None else f"{p.kappa:.2f}",
+        ]
+        for p in found.pairs
+    ]
+    out = ["", "### Judge agreement", "", *table(["judge", "judge", "n", "agree", "kappa"], rows)]
+    out += ["", f"Probes the judges split on: {len(found.disagreements)}.", ""]
+    for d in found.disagreements:
+        votes = ", ".join(
+            f"{m}={DASH if ok is None else 'right' if ok else 'wrong'}"
+            for m, ok in d.verdicts.items()
+        )
+        out.append(f"- `{d.case_id}` #{d.trial} {d.probe} ({d.phase}): {votes}")
     return out
 
 

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 
 from memeval import clock
 from memeval.engines.attempts import counting
-from memeval.engines.base import Engine, EngineUnavailable, Unsupported
+from memeval.engines.base import Engine, EngineRefused, EngineUnavailable, Unsupported
 from memeval.engines.types import Capability, Usage
 from memeval.results import CaseResult, CaseStatus, UsageWindow
 from memeval.runner.answers import finish_answers
 from memeval.runner.context import CaseContext, RunOptions, tenant_base
 from memeval.runner.fixture import run_fixture
+from memeval.runner.refusals import describe
 from memeval.runner.scenario import run_scenario
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
@@ -73,6 +74,8 @@ async def run_case(
                 result.score = _scenario_score(result)
     except EngineUnavailable:
         raise
+    except EngineRefused as exc:  # an error of the case, never a score
+        _refused(result, exc)
     except Unsupported as exc:
         result.status = CaseStatus.done
         result.score = 0.0
@@ -100,8 +103,13 @@ async def _usage(engine: Engine, ctx: CaseContext) -> Usage | None:
     try:
         with counting(ctx.watch.retried):
             return await engine.usage()
-    except Unsupported:
+    except (Unsupported, EngineRefused):  # usage unknown: a dash in the report, not an error
         return None
+
+
+def _refused(result: CaseResult, exc: EngineRefused) -> None:
+    if result.status is not CaseStatus.error:  # the first refusal is the one that matters
+        result.status, result.error, result.score = CaseStatus.error, describe(exc), None
 
 
 def _scenario_score(result: CaseResult) -> float:
@@ -118,6 +126,8 @@ async def _forget(case: Scenario | Fixture, engine: Engine, ctx: CaseContext) ->
             await ctx.watch.time("forget", engine.forget(ctx.tenant(name)))
     except Unsupported:
         pass
+    except EngineRefused as exc:
+        _refused(ctx.result, exc)
 
 
 def failed_result(

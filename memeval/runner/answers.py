@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memeval.engines.types import QueryResult
 from memeval.llm.grading import (
     answerable_probe,
     answerable_query,
     grade_query,
-    hits_pack,
+    probe_question,
     query_question,
 )
-from memeval.llm.judge import JUDGE_PROMPT_VERSION, judge_messages, verdict
+from memeval.llm.judging import apply, judge_probe
 from memeval.results import CaseStatus, ProbeResult, QueryLog
 from memeval.runner.context import CaseContext
 from memeval.scoring.pack import gold_answers, grade_answer, token_f1
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
 async def answer_probe(probe: Probe, result: ProbeResult, ctx: CaseContext) -> None:
     if not answerable_probe(probe):
         return
-    reply = await _ask(probe.question, result.pack, ctx)
+    reply = await _ask(probe_question(probe), result.pack, ctx)
     if reply is not None:
         result.model_answer = reply.text
         result.model_ok = grade_answer(reply.text, probe)
@@ -42,29 +41,32 @@ async def answer_probe(probe: Probe, result: ProbeResult, ctx: CaseContext) -> N
 
 
 async def _judge(probe: Probe, result: ProbeResult, ctx: CaseContext) -> None:
-    """`--judge`: a second model grades the answer against the gold one, on the same budget;
-    a verdict it cannot give stops the case's model calls like a failed answer does."""
-    judge = ctx.answerer.judge if ctx.answerer is not None else None
-    if judge is None or result.model_answer is None or ctx.answers_stopped is not None:
+    """`--judge`: other models grade the answer against the gold one, on the same budget;
+    a verdict one cannot give stops the case's model calls like a failed answer does."""
+    answerer = ctx.answerer
+    if answerer is None or not answerer.judges or ctx.answers_stopped is not None:
         return
-    chat = judge_messages(probe.question, gold_answers(probe)[0], result.model_answer)
     step, ctx.watch.step = ctx.watch.step, "answer"
     try:
-        graded = await ctx.watch.time("judge", judge.complete(chat))
+        judged = await ctx.watch.time(
+            "judge",
+            judge_probe(answerer.judges, result, gold_answers(probe)[0], answerer.spec.judge_mode),
+        )
     finally:
         ctx.watch.step = step
-    ctx.result.answerer_usd_micros += graded.usd_micros
-    if graded.skipped_budget or graded.error is not None:
-        ctx.answers_stopped = graded
+    ctx.result.answerer_usd_micros += judged.usd_micros
+    if judged.stopped is not None:
+        ctx.answers_stopped = judged.stopped
         return
-    result.judge_ok = verdict(graded.text)
-    result.judge_note = f"{JUDGE_PROMPT_VERSION}: {(graded.text or '').strip()[:40]}"
+    apply(judged, result)
 
 
-async def answer_query(query: Query, found: QueryResult, log: QueryLog, ctx: CaseContext) -> None:
+async def answer_query(query: Query, pack: str, log: QueryLog, ctx: CaseContext) -> None:
+    """`pack`: the hits as a model is shown them (`hits_pack`), kept on the log."""
     if not answerable_query(query):
         return
-    reply = await _ask(query_question(query), hits_pack(found), ctx)
+    log.pack = pack
+    reply = await _ask(query_question(query), pack, ctx)
     if reply is not None:
         log.model_answer = reply.text
         log.model_ok = grade_query(reply.text, query)

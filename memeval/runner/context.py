@@ -9,7 +9,9 @@ from pydantic import BaseModel, Field
 from memeval.llm.rates import Rate
 from memeval.llm.spec import LlmSpec
 from memeval.results import CaseResult
+from memeval.runner.host import HostLimits
 from memeval.stopwatch import Stopwatch
+from memeval.suites.haystack import Haystack
 
 if TYPE_CHECKING:
     from memeval.llm.answer import Answerer, AnswerResult
@@ -26,6 +28,19 @@ class RunOptions(BaseModel):
     )
     rates: list[Rate] = Field(
         default_factory=list, description="Global rate limits; the engine one throttles it."
+    )
+    refused_stop: int = Field(
+        default=3,
+        ge=0,
+        description="Stop the run (exit 2) when its first N cases are refused alike; 0: never.",
+    )
+    host: HostLimits | None = Field(
+        default=None,
+        description="A host's deadline and pack limits: probes are also scored "
+        "on the pack the host would really paste.",
+    )
+    haystack: Haystack | None = Field(
+        default=None, description="The needle sweep the run's cases were expanded by (--noise)."
     )
 
 

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable, Unsupported
+from memeval.engines.base import (
+    CreditsExhausted,
+    Engine,
+    EngineRefused,
+    EngineUnavailable,
+    Unsupported,
+)
 from memeval.engines.types import Capability, ConflictReport, QueryResult
+from memeval.llm.grading import hits_pack
 from memeval.results import CheckResult, CheckStatus, QueryLog
 from memeval.runner.answers import answer_query
 from memeval.runner.context import CaseContext
@@ -20,7 +27,7 @@ async def run_fixture(fixture: Fixture, engine: Engine, ctx: CaseContext) -> Non
         try:
             result = await _ask(engine, tenant, query, ctx)
             conflicts = await _conflicts(engine, tenant, query, ctx)
-        except (EngineUnavailable, CreditsExhausted):  # infrastructure, or no credit: not memory
+        except (EngineUnavailable, CreditsExhausted, EngineRefused):  # not memory
             raise
         except Exception as exc:  # an engine failure on a query fails its checks, nothing more
             status = CheckStatus.unsupported if isinstance(exc, Unsupported) else CheckStatus.error
@@ -47,7 +54,7 @@ async def run_fixture(fixture: Fixture, engine: Engine, ctx: CaseContext) -> Non
             tags=query.tags,
         )
         ctx.result.queries.append(log)
-        await answer_query(query, result, log, ctx)
+        await answer_query(query, hits_pack(result), log, ctx)
         ctx.result.checks.extend(
             score_check(index, c, result, conflicts, engine.capabilities) for c in query.checks
         )

@@ -4,24 +4,30 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
-from time import monotonic
+from time import monotonic, perf_counter
 from typing import Any
 
 from memeval.agent import ScriptedAgent, thread_turns
 from memeval.engines.base import (
     CreditsExhausted,
     Engine,
+    EngineRefused,
     EngineUnavailable,
     Unsupported,
     takes_question,
 )
+from memeval.engines.oracle import OracleEngine
 from memeval.engines.types import Capability, MemoryItem, Pack, Turn, TurnContext
 from memeval.results import CaseStatus, CheckStatus, Phase, ProbeResult
 from memeval.runner.answers import answer_probe
 from memeval.runner.context import CaseContext
+from memeval.runner.erase import audit_erase
+from memeval.runner.host import HostLimits, host_view
+from memeval.runner.lag import time_to_ranked
+from memeval.runner.loop_guard import guard_loop
 from memeval.scoring.evidence import score_evidence
 from memeval.scoring.pack import captured, score_pack, units
-from memeval.suites.noise import distractors
+from memeval.suites.noise import Distractor, distractors
 from memeval.suites.scenario import Document, Learning, Probe, Scenario, Thread, Via
 
 
@@ -58,22 +64,31 @@ async def run_scenario(scenario: Scenario, engine: Engine, ctx: CaseContext) -> 
     await _probe_all(scenario, engine, ctx, Phase.synthesis)
     if engine.supports(Capability.inspect):
         await _mark_captured(scenario, engine, ctx)
+    if any(t.echo_packs for t in scenario.threads):
+        await guard_loop(scenario, engine, ctx)
+    if scenario.erase is not None:
+        await audit_erase(scenario, engine, ctx)
 
 
 async def _write(scenario: Scenario, engine: Engine, ctx: CaseContext) -> dict[str, int]:
-    """Noise first, then every write of the scenario in time order (documents, learnings,
-    then threads on a tie); returns how many writes each tenant got."""
+    """Every write in time order: noise dated before the scenario's last write, the scenario's
+    own writes (documents, learnings, then threads on a tie), then noise dated after it (a
+    needle placed early or in the middle); returns how many writes each tenant got."""
     expected: dict[str, int] = {}
 
     def count(name: str, n: int = 1) -> None:
         expected[ctx.tenant(name)] = expected.get(ctx.tenant(name), 0) + n
 
+    later: list[tuple[str, list[Distractor]]] = []
     if scenario.noise is not None:
         own = _own_writes(scenario)
         for name in scenario.noise.tenants or scenario.tenants:
             pad = scenario.noise.items - own.get(name, 0)
             if pad > 0:
-                await _write_noise(scenario, name, pad, engine, ctx)
+                items = distractors(scenario, scenario.noise, name, pad)
+                early = [d for d in items if d.at <= scenario.last_write]
+                later.append((name, [d for d in items if d.at > scenario.last_write]))
+                await _write_noise(scenario, name, early, engine, ctx)
                 count(name, pad)
     agent = ScriptedAgent(engine, ctx.tenant, ctx.watch)
     writes: list[tuple[datetime, int, Document | Learning | Thread]] = []
@@ -81,14 +96,19 @@ async def _write(scenario: Scenario, engine: Engine, ctx: CaseContext) -> dict[s
         writes.append((scenario.written_at(item), len(writes), item))
     for thread in scenario.threads:
         writes.append((scenario.thread_start(thread), len(writes), thread))
+    timed = {p.evidence[0]: p for p in scenario.probes if p.lag}
     for at, _, write in sorted(writes, key=lambda w: (w[0], w[1])):
         if isinstance(write, Document | Learning):
             await ctx.watch.time(
                 "ingest", engine.ingest(ctx.tenant(write.tenant), _item(write, at))
             )
             count(write.tenant)
+            if write.id in timed:
+                await time_to_ranked(scenario, timed[write.id], engine, ctx, perf_counter())
         else:
             count(write.tenant, await agent.run_thread(scenario, write))
+    for name, items in later:
+        await _write_noise(scenario, name, items, engine, ctx)
     return expected
 
 
@@ -115,12 +135,11 @@ def _own_writes(scenario: Scenario) -> dict[str, int]:
 
 
 async def _write_noise(
-    scenario: Scenario, name: str, pad: int, engine: Engine, ctx: CaseContext
+    scenario: Scenario, name: str, items: list[Distractor], engine: Engine, ctx: CaseContext
 ) -> None:
     """Distractors as history threads through `write_history`, or as ingested notes."""
     assert scenario.noise is not None
     tenant = ctx.tenant(name)
-    items = distractors(scenario, scenario.noise, name, pad)
     if scenario.noise.shape == "documents":
         for d in items:
             note = MemoryItem(id=d.id, title=f"Note from {d.speaker}", text=d.text, at=d.at)
@@ -173,7 +192,7 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
         except Unsupported as exc:
             result.status = CheckStatus.unsupported
             result.error = str(exc)
-        except (EngineUnavailable, CreditsExhausted):  # infrastructure, or no credit: not memory
+        except (EngineUnavailable, CreditsExhausted, EngineRefused):  # not memory
             raise
         except Exception as exc:  # an engine bug is a memory failure: score it, keep going
             result.status = CheckStatus.error
@@ -181,6 +200,9 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
         else:
             result = score_pack(probe, pack.markdown, result, pack.abstained)
             result.pack_tokens = pack.tokens
+            if ctx.options.host is not None:  # the engine's time for the pack, as timed
+                waited = ctx.watch.timings[-1].ms
+                _score_host_view(probe, pack, waited, ctx.options.host, result)
             if probe.evidence:
                 found = score_evidence(
                     units(pack.markdown),
@@ -192,7 +214,37 @@ async def _probe_all(scenario: Scenario, engine: Engine, ctx: CaseContext, phase
             if probe.scored and not result.hit:
                 result.status = CheckStatus.failed
             await answer_probe(probe, result, ctx)
+            if scenario.logs(probe) and probe.via in (Via.ask, Via.continue_):
+                result.trace_removed = await _remove_trace(probe, engine, ctx)
         ctx.result.probes.append(result)
+
+
+async def _remove_trace(probe: Probe, engine: Engine, ctx: CaseContext) -> bool:
+    """Forget the question a probe logged, once it is scored, so no later probe is helped or
+    misled by an earlier one; False where the engine can only forget whole tenants."""
+    step, ctx.watch.step = ctx.watch.step, "clean"  # not the probe's latency
+    try:
+        forgotten = engine.forget_write(ctx.tenant(probe.tenant), _question_id(probe))
+        await ctx.watch.time("forget_write", forgotten)
+    except Unsupported:
+        return False
+    finally:
+        ctx.watch.step = step
+    return True
+
+
+def _question_id(probe: Probe) -> str:
+    return f"probe-{probe.id}"
+
+
+def _score_host_view(
+    probe: Probe, pack: Pack, elapsed_ms: float, limits: HostLimits, result: ProbeResult
+) -> None:
+    """The probe scored again on what the host pastes: nothing when the pack was late."""
+    shown, late = host_view(pack.markdown, elapsed_ms, limits)
+    if limits.deadline_ms is not None:
+        result.late = late
+    result.host_hit = score_pack(probe, shown, result, pack.abstained and not late).hit
 
 
 async def _ask(
@@ -200,10 +252,14 @@ async def _ask(
 ) -> Pack:
     """One probe is one lifecycle call, chosen by its `via`."""
     tenant = ctx.tenant(probe.tenant)
-    at = scenario.probe_end
+    at = probe.as_of or scenario.probe_end  # `as_of`: the question is asked as at that moment
     watch = ctx.watch
     log = scenario.logs(probe)
-    question = Turn(role="user", text=probe.question, at=at, id=f"probe-{probe.id}")
+    if isinstance(engine, OracleEngine):  # the one engine told the answer's writes
+        evidence = set(probe.evidence)
+        lines = [w for w, e in scenario.write_aliases().items() if e in evidence]
+        engine.reveal(tenant, [*evidence, *lines])  # documents' and learnings' ids are their own
+    question = Turn(role="user", text=probe.question, at=at, id=_question_id(probe))
     thread = next((t for t in scenario.threads if t.id == probe.thread), None)
     asked: dict[str, str] = {"question": probe.question}
     match probe.via:

@@ -36,6 +36,7 @@ _ENGINE_CALLS = frozenset(
         "build_beliefs",
         "list",
         "forget",
+        "forget_write",
         "inspect",
     }
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from memeval.engines.types import Capability, ConflictReport, QueryResult
 from memeval.results import CheckResult, CheckStatus
 from memeval.scoring.pack import contains
+from memeval.suites.common import Match
 from memeval.suites.fixture import Check, CheckKind, Scope
 
 NEEDS: dict[CheckKind, Capability] = {
@@ -17,8 +18,10 @@ NEEDS: dict[CheckKind, Capability] = {
     CheckKind.sources: Capability.provenance,
     CheckKind.not_source: Capability.provenance,
     CheckKind.span: Capability.spans,
+    CheckKind.before: Capability.store,
 }
-"""`any_of` needs what its alternatives need: it is unsupported only if every one is."""
+"""`any_of` needs what its alternatives need: it is unsupported only if every one is;
+`all_of` is unsupported if any of its checks is."""
 
 
 def _abstained(result: QueryResult) -> bool:
@@ -74,9 +77,20 @@ def _passes(check: Check, result: QueryResult, conflicts: list[ConflictReport]) 
                 h.span is not None and contains(h.span.text, check.text, m)
                 for h in result.hits[: check.within]
             )
-        case CheckKind.any_of:
-            raise AssertionError("any_of is scored by its alternatives")
+        case CheckKind.before:
+            return _in_order(result, *check.ids, m)
+        case CheckKind.any_of | CheckKind.all_of:
+            raise AssertionError(f"{check.kind} is scored by its checks")
     raise AssertionError(f"unhandled check kind {check.kind}")
+
+
+def _in_order(result: QueryResult, first: str, then: str, m: Match) -> bool:
+    """`first` is in some hit, and `then` in none before it (a tie in one hit is not an
+    order)."""
+    texts = [h.text for h in result.hits]
+    at = next((i for i, t in enumerate(texts) if contains(t, first, m)), None)
+    later = next((i for i, t in enumerate(texts) if contains(t, then, m)), None)
+    return at is not None and (later is None or at < later)
 
 
 def _status(
@@ -92,6 +106,14 @@ def _status(
         if all(status is CheckStatus.unsupported for status, _ in inner):
             return CheckStatus.unsupported, "; ".join(detail for _, detail in inner)
         return CheckStatus.failed, "no alternative passed; " + _why(result)
+    if check.kind is CheckKind.all_of:
+        inner = [_status(c, result, conflicts, capabilities) for c in check.all_of]
+        if all(status is CheckStatus.passed for status, _ in inner):
+            return CheckStatus.passed, ""
+        unsupported = [d for status, d in inner if status is CheckStatus.unsupported]
+        if unsupported:
+            return CheckStatus.unsupported, "; ".join(unsupported)
+        return CheckStatus.failed, "not every check passed; " + _why(result)
     needed = NEEDS[check.kind]
     if needed not in capabilities:
         return CheckStatus.unsupported, f"engine lacks `{needed}`"

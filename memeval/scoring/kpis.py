@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from itertools import chain
 
 from memeval.engines.types import Usage
-from memeval.results import CaseResult, CaseStatus, Kpi, Phase, ProbeResult, UsageWindow
+from memeval.results import (
+    CaseResult,
+    CaseStatus,
+    CheckStatus,
+    EraseCheck,
+    Kpi,
+    Phase,
+    ProbeResult,
+    UsageWindow,
+)
 from memeval.scoring.spend import usage_union
 from memeval.suites.fixture import WEIGHTS, Dimension
 
@@ -53,8 +62,15 @@ Items = Callable[[CaseResult], Iterator[float]]
 """The numbers one case contributes to a mean or share KPI: a flag (0/1) or a score each."""
 
 
+APART = "reported:apart"
+"""A probe tag (LoCoMo's adversarial category by default): the probe counts under its other
+tags' KPIs, never in the run's overall numbers, as published tables leave it out."""
+
+
 def _scored(c: CaseResult) -> list[ProbeResult]:
-    return [p for p in c.probes if p.scored] if c.kind == "scenario" else []
+    if c.kind != "scenario":
+        return []
+    return [p for p in c.probes if p.scored and APART not in p.tags]
 
 
 def _tagged(tag: str, c: CaseResult) -> list[ProbeResult]:
@@ -73,6 +89,24 @@ def _quiet(c: CaseResult) -> list[bool]:
     return [q.conflicts > q.acceptable_conflicts for q in c.queries]
 
 
+def _ranked(c: CaseResult) -> list[ProbeResult]:
+    """Probes hit@k speaks of: those expecting strings, stored with the rank of the last one
+    (a result stored before `hit_rank` existed says nothing, and is left out)."""
+    return [
+        p for p in _scored(c) if p.expect and not p.abstain and not (p.hit and p.hit_rank is None)
+    ]
+
+
+def _hit_within(p: ProbeResult, k: int) -> bool:
+    return p.hit_rank is not None and p.hit_rank <= k
+
+
+def _answered_right(p: ProbeResult) -> bool:
+    """The model's answer where a model answered, else the extractive one: the right answers
+    a pack's tokens bought."""
+    return bool(p.model_ok) if p.model_answer is not None else p.extractive_ok
+
+
 def _in_pack(p: ProbeResult) -> bool:
     return any(a.casefold() in p.pack.casefold() for a in p.accept)
 
@@ -81,11 +115,20 @@ def _pre_turns(c: CaseResult) -> list[float]:
     return [t.ms for t in c.timings if t.call == "pre_turn" and t.step == "write"]
 
 
+def _searched(c: CaseResult, *modes: str) -> list[EraseCheck]:
+    """Searches of the engine's faces that looked (passed, or found what must not be there):
+    a face the engine lacks or that failed says nothing."""
+    looked = (CheckStatus.passed, CheckStatus.failed)
+    return [e for e in c.erase if e.mode in modes and e.status in looked]
+
+
 MEANS: dict[str, Items] = {
     "pack_hit_recall": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.recall),
     "pack_hit_synthesis": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.synthesis),
     "pack_hit": lambda c: (p.hit for p in _scored(c)),
     "mrr": lambda c: (p.rr for p in _scored(c)),
+    "hit_at_1": lambda c: (_hit_within(p, 1) for p in _ranked(c)),
+    "hit_at_3": lambda c: (_hit_within(p, 3) for p in _ranked(c)),
     "extractive_answer": lambda c: (p.extractive_ok for p in _scored(c)),
     # Fixtures are answered through their queries, scenarios through their probes: both
     # count, or a model sweep over fixtures would compare the models on cost alone.
@@ -120,12 +163,34 @@ MEANS: dict[str, Items] = {
     "pack_tokens": lambda c: (float(p.pack_tokens) for p in _scored(c)),
     "pre_turn_timeout_rate": lambda c: (ms > PRE_TURN_TIMEOUT_MS for ms in _pre_turns(c)),
     "build_ms": lambda c: (t.ms for t in c.timings if t.call == "build_beliefs"),
+    "erase_failures": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "by_id", "tenant")
+    ),
+    "cross_tenant_leaks": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "cross_tenant")
+    ),
+    "injected_copies": lambda c: (
+        e.status is CheckStatus.failed for e in _searched(c, "loop_guard")
+    ),
+    "host_pack_hit": lambda c: (p.host_hit for p in _scored(c) if p.host_hit is not None),
+    "deadline_timeout_rate": lambda c: (p.late for p in c.probes if p.late is not None),
+    "probe_turns_kept": lambda c: (
+        not p.trace_removed for p in c.probes if p.trace_removed is not None
+    ),
+    "unranked_rate": lambda c: (lag.ms is None for lag in c.lags),
+    "forget_write_supported": lambda c: iter(
+        [not any(e.face == "forget_write" for e in c.erase)]
+        if any(e.mode == "by_id" for e in c.erase)
+        else []
+    ),
 }
 
 COUNTS: dict[str, Callable[[CaseResult], float]] = {
     "scenarios": lambda c: float(c.kind == "scenario"),
     "beliefs_built": lambda c: float(c.beliefs_built if c.kind == "scenario" else 0),
     "correct": lambda c: float(sum(p.hit for p in _scored(c)) + sum(ch.ok for ch in c.checks)),
+    "answers_right": lambda c: float(sum(_answered_right(p) for p in _scored(c))),
+    "probe_tokens": lambda c: float(sum(p.pack_tokens for p in _scored(c))),
 }
 """Sums over the cases that ran to the end."""
 
@@ -150,6 +215,7 @@ class Tally:
     pre_turns: tuple[float, ...] = ()
     probe_ms: tuple[float, ...] = ()
     windows: tuple[UsageWindow, ...] = ()
+    lags: tuple[float, ...] = ()  # write-to-ranked ms of the writes a pack did rank
 
     @classmethod
     def of(cls, case: CaseResult) -> Tally:
@@ -174,6 +240,7 @@ class Tally:
             pre_turns=tuple(sorted(_pre_turns(case))),
             probe_ms=tuple(sorted(t.ms for t in case.timings if t.step == "probe")),
             windows=windows,
+            lags=tuple(sorted(lag.ms for lag in case.lags if lag.ms is not None)),
         )
 
     def mean(self, name: str) -> tuple[float | None, int]:
@@ -217,6 +284,7 @@ def merge(tallies: Iterable[Tally]) -> Tally:
         pre_turns=tuple(chain.from_iterable(t.pre_turns for t in parts)),
         probe_ms=tuple(chain.from_iterable(t.probe_ms for t in parts)),
         windows=tuple(chain.from_iterable(t.windows for t in parts)),
+        lags=tuple(chain.from_iterable(t.lags for t in parts)),
     )
 
 
@@ -242,8 +310,11 @@ def records(t: Tally) -> list[Record]:
     def mean(group: str, name: str, unit: str = "share", better: str = "higher") -> None:
         add(group, name, t.mean(name), unit, better)
 
+    for name in ("hit_at_1", "hit_at_3"):  # first: they separate engines that pack hit does not
+        mean("accuracy", name)
     for name in ("pack_hit_recall", "pack_hit"):
         mean("accuracy", name)
+    mean("accuracy", "host_pack_hit")  # with --deadline/--pack-tokens/--pack-sections
     mean("accuracy", "mrr", "score")
     for name in ("extractive_answer", "model_answer", "captured"):
         mean("accuracy", name)
@@ -272,9 +343,18 @@ def records(t: Tally) -> list[Record]:
     mean("conflicts", "fresh_first")
     mean("conflicts", "disagreement_in_pack")
 
+    mean("safety", "erase_failures", better="lower")
+    mean("safety", "cross_tenant_leaks", better="lower")
+    mean("safety", "forget_write_supported")
+    mean("safety", "probe_turns_kept", better="lower")
+    mean("safety", "injected_copies", better="lower")
+
     spend = t.engine_spend()
     engine_usd = None if spend is None else spend.usd_micros / 1e6
     correct = int(t.count("correct"))
+    right = int(t.count("answers_right"))
+    per_right = t.count("probe_tokens") / right if right else None
+    add("cost", "tokens_per_correct", (per_right, right), "tokens", "lower")
     add("cost", "engine_usd", (engine_usd, t.spent), "usd", "lower")
     add("cost", "answerer_usd", (t.answerer_usd, t.spent), "usd", "lower")
     per = ((engine_usd or 0.0) + t.answerer_usd) / correct if correct else None
@@ -285,10 +365,15 @@ def records(t: Tally) -> list[Record]:
     for q in (50, 95, 99):
         add("latency", f"pre_turn_p{q}", (percentile(pre, q), len(pre)), "ms", "lower")
     mean("latency", "pre_turn_timeout_rate", better="lower")
+    mean("latency", "deadline_timeout_rate", better="lower")
     probe = list(t.probe_ms)
     for q in (50, 95):
         add("latency", f"probe_p{q}", (percentile(probe, q), len(probe)), "ms", "lower")
     mean("latency", "build_ms", "ms", "lower")
+    lags = list(t.lags)
+    for q in (50, 95):
+        add("latency", f"write_to_ranked_p{q}", (percentile(lags, q), len(lags)), "ms", "lower")
+    mean("latency", "unranked_rate", better="lower")
     return out
 
 
@@ -306,6 +391,8 @@ def kpis_of(t: Tally) -> list[Kpi]:
 
 
 TAG_KPIS = (
+    "hit_at_1",
+    "hit_at_3",
     "pack_hit",
     "mrr",
     "extractive_answer",
@@ -326,12 +413,14 @@ def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
     evidence recall, and a row of empty numbers per tag would bury the ones that exist. They
     stay out of the scorecard, which compares and gates on the overall numbers."""
     done = [c for c in cases if c.status is CaseStatus.done and c.kind == "scenario"]
-    tags = sorted({t for c in done for p in _scored(c) for t in p.tags})
+    tags = sorted({t for c in done for p in c.probes if p.scored for t in p.tags})
     out: list[Kpi] = []
     for tag in tags:
-        # A case cut down to the tag's probes: the tag KPIs read probes alone.
+        # A case cut down to the tag's probes: the tag KPIs read probes alone, those reported
+        # apart included.
         views = [
-            c.model_copy(update={"probes": [p for p in c.probes if tag in p.tags]}) for c in done
+            c.model_copy(update={"probes": [_counted(p) for p in c.probes if tag in p.tags]})
+            for c in done
         ]
         out += [
             _kpi(r, tag)
@@ -339,3 +428,9 @@ def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
             if r[1] in TAG_KPIS and r[0] == "accuracy" and r[2] is not None
         ]
     return out
+
+
+def _counted(p: ProbeResult) -> ProbeResult:
+    if APART not in p.tags:
+        return p
+    return p.model_copy(update={"tags": [t for t in p.tags if t != APART]})

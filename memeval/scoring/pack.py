@@ -132,17 +132,40 @@ def says_abstain(answer: str | None) -> bool:
 def grade_answer(answer: str | None, probe: Probe) -> bool:
     """Right when it holds every expected string (or an accepted wording) and no stale value;
     for an abstain probe, when it abstains and names no `forbidden` string."""
-    m = probe.match
+    m = probe.match_for
     if probe.abstain:
         return says_abstain(answer) and not any(
-            contains(answer or "", f, m) for f in probe.forbidden
+            contains(answer or "", f, m(f)) for f in probe.forbidden
         )
     if not answer:
         return False
-    right = all(contains(answer, e, m) for e in probe.expect) or any(
-        contains(answer, a, m) for a in probe.accept
+    right = all(contains(answer, e, m(e)) for e in probe.expect) or any(
+        contains(answer, a, m(a)) for a in probe.accept
     )
-    return right and not any(contains(answer, s, m) for s in probe.stale)
+    return right and not any(presents_stale([answer], s, probe) for s in probe.stale)
+
+
+OUTDATED = re.compile(
+    r"\b(no longer|not any more|anymore|used to|outdated|out of date|obsolete|formerly|"
+    r"previously|superseded|replaced|changed from|was changed|old value|no more)\b",
+    re.I,
+)
+"""Words that call a value outdated: under `stale_as: claim`, a unit saying them about a
+stale value states that it is stale, which is right."""
+
+
+def presents_stale(texts: list[str], value: str, probe: Probe) -> bool:
+    return stale_rank(texts, value, probe) is not None
+
+
+def stale_rank(lines: list[str], value: str, probe: Probe) -> int | None:
+    """The first unit presenting `value` as current: any unit holding it, or, for
+    `stale_as: claim`, one that does not call it outdated."""
+    m = probe.match_for(value)
+    for i, line in enumerate(lines, start=1):
+        if contains(line, value, m) and not (probe.stale_as == "claim" and OUTDATED.search(line)):
+            return i
+    return None
 
 
 def fresh_first(lines: list[str], probe: Probe) -> tuple[bool | None, bool | None]:
@@ -154,9 +177,8 @@ def fresh_first(lines: list[str], probe: Probe) -> tuple[bool | None, bool | Non
     """
     if not probe.stale or not probe.expect:
         return None, None
-    m = probe.match
-    fresh = [rank(lines, e, m) for e in probe.expect]
-    stale_ranks = [r for s in probe.stale if (r := rank(lines, s, m)) is not None]
+    fresh = [rank(lines, e, probe.match_for(e)) for e in probe.expect]
+    stale_ranks = [r for s in probe.stale if (r := stale_rank(lines, s, probe)) is not None]
     first_stale = min(stale_ranks, default=None)
     present = all(r is not None for r in fresh)
     last_fresh = max((r for r in fresh if r is not None), default=None)
@@ -165,9 +187,19 @@ def fresh_first(lines: list[str], probe: Probe) -> tuple[bool | None, bool | Non
     return is_fresh, is_stale
 
 
+def hit_rank(lines: list[str], probe: Probe) -> int | None:
+    """How many leading units a reader needs to see every expected string: hit@k is this
+    within k. A pack that holds the whole tenant hits, but late; this is what tells it apart
+    from one that puts the answer first."""
+    if not probe.expect:
+        return None
+    ranks = [rank(lines, e, probe.match_for(e)) for e in probe.expect]
+    return None if any(r is None for r in ranks) else max(r for r in ranks if r is not None)
+
+
 def captured(derived: list[str], probe: Probe) -> bool:
     """Some fact or belief the engine derived holds every expected string."""
-    return any(all(contains(text, e, probe.match) for e in probe.expect) for text in derived)
+    return any(all(contains(text, e, probe.match_for(e)) for e in probe.expect) for text in derived)
 
 
 def score_pack(
@@ -179,11 +211,14 @@ def score_pack(
     (the fixtures' rule: abstained, or no hits)."""
     lines = units(markdown)
     body = "\n".join(lines)
-    m = probe.match
+    m = probe.match_for
+    leaked = [f for f in probe.forbidden if contains(markdown, f, m(f))]
     if probe.abstain:
         hit = abstained or not lines
+        if probe.abstain_by == "no_forbidden":  # without a model: the wrong answer is absent
+            hit = hit or not leaked
     else:
-        hit = bool(probe.expect) and all(contains(body, e, m) for e in probe.expect)
+        hit = bool(probe.expect) and all(contains(body, e, m(e)) for e in probe.expect)
     is_fresh, is_stale = fresh_first(lines, probe)
     answer = extractive_answer(lines, probe.question)
     return result.model_copy(
@@ -191,10 +226,11 @@ def score_pack(
             "pack": markdown,
             "hit": hit,
             "abstained": (abstained or not lines) if probe.abstain else None,
-            "rank": rank(lines, probe.expect[0], m) if probe.expect else None,
+            "rank": rank(lines, probe.expect[0], m(probe.expect[0])) if probe.expect else None,
+            "hit_rank": hit_rank(lines, probe),
             "fresh_first": is_fresh,
             "stale_first": is_stale,
-            "leaked": [f for f in probe.forbidden if contains(markdown, f, m)],
+            "leaked": leaked,
             "extractive": answer,
             "extractive_ok": grade_answer(answer, probe),
             "extractive_f1": token_f1(answer, gold_answers(probe)),

@@ -43,6 +43,7 @@ from memeval.server.replays import KeyReused, Replays
 
 Tenant = Annotated[str, Path(pattern=p.TENANT_PATTERN, description="Whose memory; isolated.")]
 AssertionId = Annotated[str, Path(pattern=p.TENANT_PATTERN)]
+WriteId = Annotated[str, Path(min_length=1, max_length=400, description="The case's write id.")]
 WriteKey = Annotated[
     str | None,
     Header(
@@ -149,6 +150,11 @@ def _lifecycle_routes(router: APIRouter, engine: Engine, replays: Replays) -> No
     async def forget(tenant: Tenant) -> Response:
         await engine.forget(tenant)
         replays.forget(tenant)
+        return Response(status_code=204)
+
+    @router.delete(p.TENANT + p.MEMORY, status_code=204, tags=["lifecycle"])
+    async def forget_write(tenant: Tenant, write_id: WriteId) -> Response:
+        await engine.forget_write(tenant, write_id)
         return Response(status_code=204)
 
     @router.post(p.TENANT + p.PRE_TURN, response_model=Pack, tags=["lifecycle"])

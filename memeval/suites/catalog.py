@@ -14,7 +14,9 @@ from memeval.suites.fixture import Dimension, Fixture
 from memeval.suites.loader import Located, load_paths
 from memeval.suites.scenario import Scenario, Style
 
-BUILTIN = ("lifecycle", "dimensions")
+BUILTIN = ("lifecycle", "dimensions", "safety")
+OPT_IN = ("loop_guard",)
+"""Shipped suites too slow for `all` (a long conversation per case), run by name."""
 
 
 @cache
@@ -44,22 +46,24 @@ class Suite(BaseModel):
 
 
 def resolve(spec: str) -> Suite:
-    """`lifecycle`, `dimensions`, `all`, `locomo:PATH` / `longmemeval:PATH` (a benchmark read
-    from the user's copy), or a path to a file or folder of the user's own cases."""
+    """`lifecycle`, `dimensions`, `safety`, `all`, `locomo:PATH` / `longmemeval:PATH` (a
+    benchmark read from the user's copy), or a path to a file or folder of the user's own
+    cases."""
     if spec == "all":
         return Suite(name="all", cases=load_paths(fixtures_root() / n for n in BUILTIN))
-    if spec in BUILTIN:
+    if spec in BUILTIN or spec in OPT_IN:
         return Suite(name=spec, cases=load_paths([fixtures_root() / spec]))
     if (benchmark := sources.parse(spec)) is not None:  # locomo:PATH, longmemeval:PATH
-        cases = sources.load(*benchmark)
+        where = str(benchmark[1])
         return Suite(
-            name=spec, cases=[Located(case=c, path=str(benchmark[1]), line=0) for c in cases]
+            name=spec, cases=[Located(case=c, path=where, line=0) for c in sources.load(*benchmark)]
         )
     path = Path(spec)
     if not path.exists():
         raise UsageError(
             f"unknown suite `{spec}`",
-            fix="use lifecycle, dimensions, all, or the path of a file or folder of cases",
+            fix="use lifecycle, dimensions, safety, all, loop_guard, or the path of a file or "
+            "folder of cases",
         )
     return Suite(name=str(path), cases=load_paths([path]))
 

@@ -141,6 +141,8 @@ class CheckKind(StrEnum):
     not_source = "not_source"
     span = "span"
     any_of = "any_of"
+    all_of = "all_of"
+    before = "before"
 
 
 class Scope(StrEnum):
@@ -166,6 +168,11 @@ class Check(Strict):
     value: str | list[str] | bool | None = None
     any_of: list[Check] = Field(
         default_factory=list, description="any_of: the alternatives; one passing is enough."
+    )
+    all_of: list[Check] = Field(
+        default_factory=list,
+        description="all_of: checks that must all pass, e.g. one alternative of an `any_of` "
+        "that needs both values given.",
     )
     within: int = Field(
         default=1,
@@ -193,6 +200,8 @@ class Check(Strict):
             "conflict": ids | {"minItems": 2},
             "sources": ids | {"minItems": 1},
             "any_of": {"type": "array", "minItems": 2, "items": {"type": "object"}},
+            "all_of": {"type": "array", "minItems": 2, "items": {"type": "object"}},
+            "before": {"type": "array", "minItems": 2, "maxItems": 2, "items": text},
         }
         options = {
             "within": {"type": "integer", "minimum": 1},
@@ -226,15 +235,24 @@ class Check(Strict):
                 f"unknown check kind `{kind}`; use one of: {', '.join(k.value for k in CheckKind)}"
             )
         out = {"kind": kind, **{o: data[o] for o in _OPTIONS if o in data}}
-        out["any_of" if kind == "any_of" else "value"] = data[kind]
+        out[kind if kind in ("any_of", "all_of") else "value"] = data[kind]
         return out
 
     @model_validator(mode="after")
     def _value_fits(self) -> Check:
         kind = self.kind
-        if kind is CheckKind.any_of:
-            if len(self.any_of) < 2:
-                raise ValueError("`any_of` takes a list of two or more checks")
+        if kind in (CheckKind.any_of, CheckKind.all_of):
+            if len(self.any_of if kind is CheckKind.any_of else self.all_of) < 2:
+                raise ValueError(f"`{kind}` takes a list of two or more checks")
+        elif kind is CheckKind.before:
+            if (
+                not isinstance(self.value, list)
+                or len(self.value) != 2
+                or not all(v.strip() for v in self.value)
+            ):
+                raise ValueError(
+                    "`before` takes two strings: the one that must come first, then the other"
+                )
         elif kind is CheckKind.abstain:
             if self.value is not True:
                 raise ValueError("`abstain` takes `true`")
@@ -269,13 +287,17 @@ class Check(Strict):
         """The check's value as a report shows it."""
         if self.kind is CheckKind.any_of:
             return " | ".join(f"{c.kind.value}: {c.label}" for c in self.any_of)
+        if self.kind is CheckKind.all_of:
+            return " & ".join(f"{c.kind.value}: {c.label}" for c in self.all_of)
+        if self.kind is CheckKind.before:
+            return " before ".join(self.ids)
         if isinstance(self.value, list):
             return ", ".join(self.value)
         return str(self.value)
 
     def flat(self) -> list[Check]:
         """This check and every alternative inside it."""
-        return [self, *(inner for c in self.any_of for inner in c.flat())]
+        return [self, *(inner for c in [*self.any_of, *self.all_of] for inner in c.flat())]
 
 
 class Query(Strict):

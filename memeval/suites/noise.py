@@ -97,7 +97,7 @@ class Distractor(BaseModel):
 
 def _banned(scenario: Scenario) -> list[tuple[str, Match]]:
     return [
-        (text, probe.match)
+        (text, probe.match_for(text))
         for probe in scenario.probes
         for text in [*probe.expect, *probe.stale, *probe.forbidden, *probe.accept]
     ]
@@ -123,30 +123,73 @@ def blocking(scenario: Scenario) -> str | None:
     return found.most_common(1)[0][0]
 
 
+AFTER = timedelta(days=30)
+"""How long after the scenario's last write distractors run on when the needle is early or in
+the middle: the probes then ask a day after the last of them (`needle_now`)."""
+
+
+def needle_now(scenario: Scenario, noise: Noise) -> datetime | None:
+    """The evaluation time a needle sweep needs, when the scenario names none: after the
+    distractors that follow its writes. None when the scenario's own time serves."""
+    if scenario.now is not None or noise.needle in (None, "late"):
+        return None
+    return scenario.last_write + AFTER + timedelta(days=1)
+
+
+def _windows(scenario: Scenario, noise: Noise, count: int) -> list[tuple[datetime, float, int]]:
+    """(begin, seconds over which a generated thread may start, how many) for each stretch of
+    history the distractors fill.
+
+    Without a needle position they are spread from 30 days before the start to the last
+    write, as they always were; with one, the scenario's writes form a block in the history
+    that the distractors precede (`late`), follow (`early`) or surround (`middle`)."""
+    zone = scenario.last_write.tzinfo
+    begin = datetime.combine(scenario.start, datetime.min.time(), zone) - timedelta(days=30)
+    thread = 60.0 * THREAD_TURNS
+    if noise.needle is None:
+        return [(begin, max(60.0, (scenario.last_write - begin).total_seconds()) - thread, count)]
+    first = min(
+        [scenario.written_at(w) for w in [*scenario.documents, *scenario.learnings]]
+        + [lines[0].at for lines in scenario.thread_lines.values() if lines],
+        default=scenario.last_write,
+    )
+    before = (begin, max(0.0, (first - begin).total_seconds() - thread))
+    after_begin = scenario.last_write + timedelta(minutes=1)
+    until = scenario.now or (scenario.last_write + AFTER)
+    after = (after_begin, max(0.0, (until - after_begin).total_seconds() - thread))
+    if noise.needle == "late":
+        return [(*before, count)]
+    if noise.needle == "early":
+        return [(*after, count)]
+    half = count // 2
+    return [(*before, half), (*after, count - half)]
+
+
 def distractors(scenario: Scenario, noise: Noise, tenant: str, count: int) -> list[Distractor]:
-    """`count` distractors for one tenant, in time order within each generated thread, spread
-    from 30 days before the scenario's start to its last write."""
+    """`count` distractors for one tenant, in generated threads of consecutive minutes, placed
+    around the scenario's writes as `noise.needle` says (`_windows`)."""
     rng = random.Random(f"{noise.seed}:{scenario.name}:{tenant}")
     banned = _banned(scenario)
-    begin = datetime.combine(scenario.start, datetime.min.time(), scenario.last_write.tzinfo)
-    begin -= timedelta(days=30)
-    span = max(60.0, (scenario.last_write - begin).total_seconds())
     out: list[Distractor] = []
-    start = begin
-    while len(out) < count:
-        block, index = divmod(len(out), THREAD_TURNS)
-        if index == 0:
-            start = begin + timedelta(seconds=rng.uniform(0, span - 60 * THREAD_TURNS))
-        text = _draw(rng)
-        if any(contains(text, b, m) for b, m in banned):
-            continue
-        out.append(
-            Distractor(
-                id=f"noise-{block}.{index}",
-                thread=f"noise-{block}",
-                speaker=rng.choice(NAMES),
-                text=text,
-                at=start + timedelta(minutes=index),
+    blocks = 0
+    for begin, span, want in _windows(scenario, noise, count):
+        made, block, start = 0, blocks, begin
+        while made < want:
+            index = made % THREAD_TURNS
+            if index == 0:
+                start = begin + timedelta(seconds=rng.uniform(0, span))
+                block, blocks = blocks, blocks + 1
+            text = _draw(rng)
+            if any(contains(text, b, m) for b, m in banned):
+                continue
+            out.append(
+                Distractor(
+                    id=f"noise-{block}.{index}",
+                    thread=f"noise-{block}",
+                    speaker=rng.choice(NAMES),
+                    text=text,
+                    at=start + timedelta(minutes=index),
+                )
             )
-        )
+            made += 1
     return out

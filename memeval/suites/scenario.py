@@ -160,6 +160,18 @@ class Thread(Strict):
         default=False,
         description="Load the thread as past history in one `write_history` call, no pre_turn.",
     )
+    echo_packs: bool = Field(
+        default=False,
+        description="A careless host: each user turn is sent with the pack recalled for the "
+        "previous one pasted in front of it, between the injected-context markers; the "
+        "loop guard then searches every face for a stored copy.",
+    )
+
+    @model_validator(mode="after")
+    def _echo_needs_recall(self) -> Thread:
+        if self.echo_packs and self.bulk:
+            raise ValueError("`echo_packs` pastes recalled packs, and a `bulk` thread recalls none")
+        return self
 
     @model_validator(mode="after")
     def _one_shape(self) -> Thread:
@@ -266,10 +278,35 @@ class Probe(Strict):
         default_factory=list, description="Free tags, e.g. `category:temporal`, `difficulty:hard`."
     )
     match: Match = Field(default=Match.substring, description="How expected strings are found.")
+    matches: dict[str, Match] = Field(
+        default_factory=dict,
+        description="A `match` for some strings alone (of expect, stale, forbidden, accept), "
+        'e.g. `{"4.1": number}` beside a default `substring`.',
+    )
+    stale_as: Literal["string", "claim"] = Field(
+        default="string",
+        description="`claim`: a stale value counts only where it is presented as current; a "
+        'unit calling it outdated ("no longer", "used to", "outdated") is right, not stale.',
+    )
+    abstain_by: Literal["empty", "no_forbidden"] = Field(
+        default="empty",
+        description="abstain probes without a model: `empty` passes an empty or flagged pack; "
+        "`no_forbidden` passes any pack holding none of the `forbidden` strings.",
+    )
+    as_of: datetime | None = Field(
+        default=None,
+        description="Ask as at this moment instead of the scenario's evaluation time: the "
+        "question's turn is dated so, and a model is told the date.",
+    )
     log: bool | None = Field(
         default=None,
         description="ask/continue: log the question as a turn (default: the scenario's "
         "`log_probes`); false asks without writing anything to memory.",
+    )
+    lag: bool = Field(
+        default=False,
+        description="Also time write-to-ranked: from the ack of its one `evidence` document "
+        "or learning to the first pack for this question that holds `expect`.",
     )
 
     @model_validator(mode="after")
@@ -282,6 +319,14 @@ class Probe(Strict):
             )
         if not self.scored and not self.forbidden:
             raise ValueError("an unscored probe is a leak check and needs `forbidden` strings")
+        if self.abstain_by == "no_forbidden" and not (self.abstain and self.forbidden):
+            raise ValueError("`abstain_by: no_forbidden` needs `abstain: true` and `forbidden`")
+        named = {*self.expect, *self.stale, *self.forbidden, *self.accept}
+        stray = sorted(set(self.matches) - named)
+        if stray:
+            raise ValueError(
+                f"`matches` names {stray}, which are not among expect, stale, forbidden or accept"
+            )
         needs_thread = {Via.compact: "drop", Via.continue_: "in_prompt_from"}
         if self.via in needs_thread:
             field = needs_thread[self.via]
@@ -290,6 +335,14 @@ class Probe(Strict):
         if self.via is Via.context_doc and not self.heading:
             raise ValueError("via `context_doc` needs a `heading`")
         return self
+
+    @field_validator("as_of")
+    @classmethod
+    def _aware_as_of(cls, value: datetime | None) -> datetime | None:
+        return utc(value)
+
+    def match_for(self, text: str) -> Match:
+        return self.matches.get(text, self.match)
 
 
 class Noise(Strict):
@@ -305,6 +358,53 @@ class Noise(Strict):
     tenants: list[Slug] = Field(
         default_factory=list, description="Tenants to pad (default: every tenant the case writes)."
     )
+    needle: Literal["early", "middle", "late"] | None = Field(
+        default=None,
+        description="Where the scenario's own writes sit in the padded history: `early` (all "
+        "distractors come after them), `middle` (half before, half after), `late` (all "
+        "before); default: distractors spread over the month up to the last write.",
+    )
+
+
+class Erase(Strict):
+    """An erase audit: after the probes, the scenario's writes are forgotten (some one by one,
+    then the whole tenant) and every face the engine has is searched for the canaries. A user
+    who deletes their data expects it gone from recall, answers, listings and whatever the
+    engine distilled from it, not merely from the first page of results."""
+
+    tenant: Slug = Field(default=DEFAULT_TENANT, description="The tenant that is forgotten.")
+    canaries: list[str] = Field(
+        min_length=1,
+        description="Distinctive strings the tenant's writes hold; after forgetting, none may "
+        "come back anywhere (compared ignoring case).",
+    )
+    by_id: list[Slug] = Field(
+        default_factory=list,
+        description="Write ids forgotten one by one before the whole tenant, where the engine "
+        "can (`forget_write`): the canaries only they hold must go, at once.",
+    )
+    questions: list[str] = Field(
+        min_length=1,
+        description="What the audit asks every face after forgetting: questions a user would "
+        "put to recover the forgotten data.",
+    )
+    heading: str | None = Field(
+        default=None,
+        max_length=MAX_QUESTION,
+        description="The heading of the context document the audit compiles (default: the "
+        "first question).",
+    )
+
+    @field_validator("canaries")
+    @classmethod
+    def _long_enough(cls, canaries: list[str]) -> list[str]:
+        short = [c for c in canaries if len(c.strip()) < 6]
+        if short:
+            raise ValueError(
+                f"canaries {short} are too short to be distinctive; use at least six "
+                "characters, such as a made-up code or full name"
+            )
+        return canaries
 
 
 class Scenario(Strict):
@@ -330,6 +430,9 @@ class Scenario(Strict):
     learnings: list[Learning] = Field(default_factory=list)
     threads: list[Thread] = Field(default_factory=list)
     probes: list[Probe] = Field(min_length=1)
+    erase: Erase | None = Field(
+        default=None, description="After the probes, forget and search every face for canaries."
+    )
 
     @property
     def id(self) -> str:
@@ -380,6 +483,14 @@ class Scenario(Strict):
                         f"`{probe.thread}` has only {thread.size} {unit}"
                     )
         written = {w.id for w in [*self.documents, *self.learnings]}
+        for probe in self.probes:
+            if probe.lag and (len(probe.evidence) != 1 or probe.evidence[0] not in written):
+                raise ValueError(
+                    f"probe `{probe.id}`: `lag` times one write, so its `evidence` must name "
+                    "exactly one document or learning"
+                )
+            if probe.lag and not probe.expect:
+                raise ValueError(f"probe `{probe.id}`: `lag` needs `expect` to see the write")
         for w in [*self.documents, *self.learnings]:
             if w.supersedes is not None and w.supersedes not in written:
                 raise ValueError(f"`{w.id}`: `supersedes` names unknown id `{w.supersedes}`")
@@ -389,6 +500,60 @@ class Scenario(Strict):
                 f"({self.last_write.isoformat()}); probes must ask after everything is written"
             )
         return self
+
+    @model_validator(mode="after")
+    def _canaries_are_written(self) -> Scenario:
+        if self.erase is None:
+            return self
+        erase, texts = self.erase, self.tenant_texts(self.erase.tenant)
+        unknown = [w for w in erase.by_id if w not in texts]
+        if unknown:
+            raise ValueError(
+                f"`erase.by_id` names {unknown}, which are not writes of tenant `{erase.tenant}`"
+            )
+        held = [t for ts in texts.values() for t in ts]
+        unwritten = [c for c in erase.canaries if not any(_holds(t, c) for t in held)]
+        if unwritten:
+            raise ValueError(
+                f"`erase.canaries` {unwritten} are in no write of tenant `{erase.tenant}`; a "
+                "canary must be written before its erasure can be audited"
+            )
+        asked = [
+            q
+            for q in [*erase.questions, erase.heading or ""]
+            for c in erase.canaries
+            if _holds(q, c)
+        ]
+        if asked:
+            raise ValueError(
+                f"the erase question {asked[0]!r} holds a canary; an engine that echoes the "
+                "question would fail for no fault, so ask without naming it"
+            )
+        if erase.by_id and not self.canaries_of(erase.by_id):
+            raise ValueError(
+                "`erase.by_id` forgets no canary: every canary is also held by a write kept; "
+                "forget a write that alone holds one"
+            )
+        return self
+
+    def tenant_texts(self, tenant: str) -> dict[str, list[str]]:
+        """What each write id `evidence` may name holds, for one tenant's writes alone."""
+        ids = {w.id for w in [*self.documents, *self.learnings] if w.tenant == tenant}
+        ids |= {
+            line.evidence_id
+            for t in self.threads
+            if t.tenant == tenant
+            for line in self.thread_lines[t.id]
+        }
+        return {k: v for k, v in self.write_texts().items() if k in ids}
+
+    def canaries_of(self, forgotten: list[str]) -> list[str]:
+        """The erase canaries held only by `forgotten` writes: forgetting those must remove
+        them, while a canary some kept write also holds may rightly stay."""
+        assert self.erase is not None
+        texts = self.tenant_texts(self.erase.tenant)
+        kept = [t for w, ts in texts.items() if w not in forgotten for t in ts]
+        return [c for c in self.erase.canaries if not any(_holds(t, c) for t in kept)]
 
     @field_validator("now")
     @classmethod
@@ -453,3 +618,7 @@ class Scenario(Strict):
 
     def logs(self, probe: Probe) -> bool:
         return self.log_probes if probe.log is None else probe.log
+
+
+def _holds(text: str, canary: str) -> bool:
+    return canary.casefold() in text.casefold()

@@ -8,7 +8,15 @@ Every request is forwarded to the upstream server unless a seeded draw turns it 
 - a **429** with `Retry-After`, before the upstream sees it, as a rate limiter in front
   would answer;
 - a **timeout**: the response is held for `hold` seconds, past the client's timeout, before or
-  after the upstream handled the request.
+  after the upstream handled the request;
+- a **malformed** 200, in turn a JSON body cut in the middle, a proxy's HTML page and an empty
+  body, before or after the upstream handled the request (after: the write was stored and the
+  client cannot read that it was);
+- an **edge status** a CDN or load balancer answers, in turn 408, 499, 520, 522 and 524,
+  before or after the upstream;
+- a **long wait**: a 503 whose Retry-After (`long_retry_after`) is longer than a client
+  should sleep through in one call, at most `long_waits` times in all (a maintenance window
+  is rare; one on every hundredth request would keep a long case from ever finishing).
 
 `drop_first_writes` adds the fault a write-once protocol must survive: the first attempt of
 that share of distinct writes (a POST, told apart by method, path and body) is stored
@@ -32,6 +40,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from enum import StrEnum
+from typing import TypeVar
 
 import httpx
 import uvicorn
@@ -42,6 +51,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 SERVER_ERRORS = (500, 502, 503)
+EDGE_STATUSES = (408, 499, 520, 522, 524)
+MALFORMED: tuple[tuple[bytes, str], ...] = (
+    (b'{"detail": "injected: cut o', "application/json"),
+    (b"<html><body><h1>Bad gateway</h1>injected</body></html>", "text/html"),
+    (b"", "application/json"),
+)
+T = TypeVar("T")
 HOP_BY_HOP = frozenset(
     {"connection", "content-length", "host", "keep-alive", "transfer-encoding", "upgrade"}
 )
@@ -52,6 +68,9 @@ class Fault(StrEnum):
     throttled = "throttled"
     timeout = "timeout"
     dropped_write = "dropped_write"
+    malformed = "malformed"
+    edge_status = "edge_status"
+    long_wait = "long_wait"
 
 
 class FaultPlan(BaseModel):
@@ -62,6 +81,13 @@ class FaultPlan(BaseModel):
     throttled: float = Field(default=0.10, ge=0, le=1)
     timeout: float = Field(default=0.02, ge=0, le=1)
     drop_first_writes: float = Field(default=0.0, ge=0, le=1)
+    malformed: float = Field(default=0.0, ge=0, le=1)
+    edge_status: float = Field(default=0.0, ge=0, le=1)
+    long_wait: float = Field(default=0.0, ge=0, le=1)
+    long_waits: int = Field(default=3, ge=0, description="The most long waits injected.")
+    long_retry_after: float = Field(
+        default=120.0, ge=0, description="Seconds a long wait's Retry-After asks for."
+    )
     after_upstream: float = Field(
         default=0.5, ge=0, le=1, description="Share of 5xx and timeouts injected after upstream."
     )
@@ -75,9 +101,20 @@ class FaultPlan(BaseModel):
 
     @model_validator(mode="after")
     def _at_most_everything(self) -> FaultPlan:
-        if self.server_error + self.throttled + self.timeout > 1:
-            raise ValueError("server_error + throttled + timeout must not exceed 1")
+        if sum(share for _, share in self.shares()) > 1:
+            raise ValueError("the shares of all request faults together must not exceed 1")
         return self
+
+    def shares(self) -> list[tuple[Fault, float]]:
+        """Each request fault with its share, in the order a draw is read against them."""
+        return [
+            (Fault.server_error, self.server_error),
+            (Fault.throttled, self.throttled),
+            (Fault.timeout, self.timeout),
+            (Fault.malformed, self.malformed),
+            (Fault.edge_status, self.edge_status),
+            (Fault.long_wait, self.long_wait),
+        ]
 
 
 class Tally(BaseModel):
@@ -114,7 +151,7 @@ class FaultProxy:
         self.tally = Tally()
         self._random = random.Random(self.plan.seed)
         self._writes_seen: set[str] = set()
-        self._next_status = 0
+        self._turns: dict[Fault, int] = {}  # which variant of a fault comes next
         self._client: httpx.AsyncClient | None = None
         self.app = Starlette(
             routes=[Route("/{path:path}", self._handle, methods=_METHODS)],
@@ -138,12 +175,12 @@ class FaultProxy:
                 self._writes_seen.add(fingerprint)
                 if self._random.random() < plan.drop_first_writes:
                     return Fault.dropped_write, True
-        if draw < plan.server_error:
-            return Fault.server_error, late
-        if draw < plan.server_error + plan.throttled:
-            return Fault.throttled, False
-        if draw < plan.server_error + plan.throttled + plan.timeout:
-            return Fault.timeout, late
+        for fault, share in plan.shares():
+            if draw < share:
+                if fault is Fault.long_wait and self.tally.injected[fault] >= plan.long_waits:
+                    return None, False
+                return fault, late and fault not in BEFORE_ONLY
+            draw -= share
         return None, False
 
     async def _handle(self, request: Request) -> Response:
@@ -183,11 +220,28 @@ class FaultProxy:
                 headers={"Retry-After": f"{self.plan.retry_after:g}"},
             )
         if fault is Fault.server_error:
-            status = SERVER_ERRORS[self._next_status % len(SERVER_ERRORS)]
-            self._next_status += 1
+            status = self._turn(fault, SERVER_ERRORS)
             return JSONResponse({"detail": "injected: server error"}, status_code=status)
+        if fault is Fault.malformed:
+            body, kind = self._turn(fault, MALFORMED)
+            return Response(body, status_code=200, media_type=kind)
+        if fault is Fault.edge_status:
+            return JSONResponse(
+                {"detail": "injected"}, status_code=self._turn(fault, EDGE_STATUSES)
+            )
+        if fault is Fault.long_wait:
+            return JSONResponse(
+                {"detail": "injected: down for maintenance"},
+                status_code=503,
+                headers={"Retry-After": f"{self.plan.long_retry_after:g}"},
+            )
         await asyncio.sleep(self.plan.hold)  # the client has given up by now
         return JSONResponse({"detail": "injected: held past the timeout"}, status_code=504)
+
+    def _turn(self, fault: Fault, variants: tuple[T, ...]) -> T:
+        n = self._turns.get(fault, 0)
+        self._turns[fault] = n + 1
+        return variants[n % len(variants)]
 
     @contextmanager
     def running(self, port: int = 0) -> Iterator[str]:
@@ -209,6 +263,7 @@ class FaultProxy:
 
 
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+BEFORE_ONLY = frozenset({Fault.throttled, Fault.long_wait})  # a limiter answers these up front
 
 
 def _config(app: Starlette, port: int) -> uvicorn.Config:
@@ -223,12 +278,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--upstream", required=True, help="The engine's base URL.")
     parser.add_argument("--port", type=int, default=8081, help="Port on 127.0.0.1.")
     defaults = FaultPlan()
-    for name in ("seed", "server_error", "throttled", "timeout", "drop_first_writes"):
+    shares = ("server_error", "throttled", "timeout", "malformed", "edge_status", "long_wait")
+    for name in ("seed", *shares, "drop_first_writes"):
         kind = int if name == "seed" else float
         parser.add_argument(
             f"--{name.replace('_', '-')}", type=kind, default=getattr(defaults, name)
         )
     parser.add_argument("--retry-after", type=float, default=defaults.retry_after)
+    parser.add_argument("--long-retry-after", type=float, default=defaults.long_retry_after)
+    parser.add_argument("--long-waits", type=int, default=defaults.long_waits)
     parser.add_argument("--hold", type=float, default=defaults.hold)
     args = vars(parser.parse_args(argv))
     upstream, port = args.pop("upstream"), args.pop("port")

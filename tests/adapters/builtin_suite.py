@@ -16,10 +16,7 @@ CONCURRENCY = 8
 
 def run_builtin_suite(engine: Engine, run_id: str) -> list[CaseResult]:
     """Every built-in scenario and fixture, several at once as a worker would run them."""
-    cases: list[Scenario | Fixture] = [
-        *resolve("lifecycle").scenarios,
-        *resolve("dimensions").fixtures,
-    ]
+    cases: list[Scenario | Fixture] = [c.case for c in resolve("all").cases]
 
     async def go() -> list[CaseResult]:
         gate = asyncio.Semaphore(CONCURRENCY)

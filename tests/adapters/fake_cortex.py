@@ -60,9 +60,12 @@ def words(text: str) -> set[str]:
 class Refused(Exception):
     """A CortexDB error answer."""
 
-    def __init__(self, status: int, code: str, message: str = "") -> None:
+    def __init__(
+        self, status: int, code: str, message: str = "", details: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(f"{status} {code}")
         self.status, self.code, self.message = status, code, message or code.lower()
+        self.details = details
 
 
 # ---- the closed request schemas, as the SDK builds them ----------------------------------
@@ -452,11 +455,34 @@ def now() -> str:
 
 @dataclass
 class FakeCortex:
+    """The variants where vendor sources disagree or a deployment differs (SOURCES.md)."""
+
     log: CortexLog = field(default_factory=CortexLog)
     key: str = KEY
     caller: str = CALLER
     whoami_route: bool = True  # False: a server from before the actor model
     wire: Wire = field(default_factory=Wire)
+    refused: dict[str, tuple[int, str]] = field(default_factory=dict)  # path -> status, code
+    token: Literal["static", "minted"] = "static"  # minted: whoami needs the actor too
+    event_shape: Literal["context", "top_level"] = "context"  # how events are listed
+    usage_closed: int | None = None  # 403 or 404 on v1/admin/usage
+    diagnostics_enforced: bool = False  # a recall must say diagnostics "none" itself
+    wait_timeout: bool = False  # ?wait=indexed answers 408 WAIT_TIMEOUT (stored, not indexed)
+    build_refused: str | None = None  # the vendor code of a 402 on v1/beliefs/build
+
+    def shaped(self, event: dict[str, Any]) -> dict[str, Any]:
+        if self.event_shape == "context":
+            return event
+        context = event["context"]
+        rest = {k: v for k, v in event.items() if k not in ("id", "context")}
+        extra = {k: v for k, v in context.items() if k not in ("labels", "observed_at")}
+        return {
+            "event_id": event["id"],
+            "labels": context.get("labels", []),
+            "observed_at": context.get("observed_at"),
+            **rest,
+            **({"context": extra} if extra else {}),
+        }
 
     def app(self) -> FastAPI:
         app = FastAPI()
@@ -469,9 +495,17 @@ class FakeCortex:
         def gate(request: Request, actor: bool = True) -> None:
             if request.headers.get("authorization") != f"Bearer {self.key}":
                 raise Refused(401, "INVALID_TOKEN_SIGNATURE", "the bearer is not valid here")
-            expected = self.caller if self.whoami_route else None
-            if actor and request.headers.get("x-cortex-actor") != expected:
+            if request.url.path in self.refused:
+                raise Refused(*self.refused[request.url.path])
+            if not self.whoami_route:
+                return  # before the actor model, the header is not read
+            given = request.headers.get("x-cortex-actor")
+            if actor and given != self.caller:
                 raise Refused(401, "ACTOR_MISMATCH", "X-Cortex-Actor must name the caller")
+            if not actor and self.token == "minted" and given is None:
+                raise Refused(401, "MISSING_ACTOR", "X-Cortex-Actor header is required")
+            if not actor and self.token == "minted" and given != self.caller:
+                raise Refused(401, "ACTOR_MISMATCH", "X-Cortex-Actor must be the token's sub")
 
         async def body_of(request: Request) -> Any:
             gate(request)
@@ -507,19 +541,36 @@ class FakeCortex:
             body = await body_of(request)
             closed(BulkIn, body)
             wait = request.query_params.get("wait")
+            timed_out = self.wait_timeout and wait == "indexed"
+            stored = None if timed_out else wait  # durable, but left to index in its time
             results = [
-                {"index": i, **self.log.append(item, wait)} for i, item in enumerate(body["items"])
+                {"index": i, **self.log.append(item, stored)}
+                for i, item in enumerate(body["items"])
             ]
+            if timed_out:
+                raise Refused(408, "WAIT_TIMEOUT", "stored; not indexed within the wait")
             return JSONResponse({"accepted": len(results), "results": results})
 
         @app.get("/v1/events")
         async def events(request: Request) -> JSONResponse:
             gate(request)
-            return JSONResponse(self.log.page(dict(request.query_params)))
+            page = self.log.page(dict(request.query_params))
+            return JSONResponse({**page, "items": [self.shaped(e) for e in page["items"]]})
 
         @app.post("/v1/recall")
         async def recall(request: Request) -> JSONResponse:
-            return JSONResponse(self.log.recall(await body_of(request)))
+            body = await body_of(request)
+            if self.diagnostics_enforced and body.get("diagnostics") != "none":
+                raise Refused(
+                    403,
+                    "POLICY_DENIED",
+                    "missing capability diagnostics.read",
+                    {"capability": "diagnostics.read", "decided_by_tier": "free"},
+                )
+            pack = self.log.recall(body)
+            layers = pack["layers"]
+            layers["events"] = [self.shaped(e) for e in layers["events"]]
+            return JSONResponse(pack)
 
         @app.post("/v1/forget")
         async def forget(request: Request) -> JSONResponse:
@@ -527,7 +578,10 @@ class FakeCortex:
 
         @app.post("/v1/beliefs/build")
         async def build(request: Request) -> JSONResponse:
-            return JSONResponse(self.log.build(await body_of(request)))
+            body = await body_of(request)
+            if self.build_refused:
+                raise Refused(402, self.build_refused, "not available on your tier")
+            return JSONResponse(self.log.build(body))
 
         @app.get("/v1/beliefs")
         async def beliefs(request: Request) -> JSONResponse:
@@ -545,6 +599,10 @@ class FakeCortex:
         @app.get("/v1/admin/usage")
         async def usage(request: Request) -> JSONResponse:
             gate(request)
+            if self.usage_closed == 404:
+                raise Refused(404, "NOT_FOUND", "no such route")
+            if self.usage_closed:
+                raise Refused(self.usage_closed, "POLICY_DENIED", "per-caller usage is closed")
             return JSONResponse(self.log.usage())
 
         return app
@@ -556,5 +614,6 @@ def error(exc: Refused) -> JSONResponse:
         "message": exc.message,
         "request_id": "req_fake",
         "retriable": exc.status in (429, 503),
+        **({"details": exc.details} if exc.details else {}),
     }
     return JSONResponse(body, status_code=exc.status)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -48,6 +48,7 @@ class FakeTinyHumans:
     wire: Wire = field(default_factory=Wire)
     claims: set[str] = field(default_factory=set)
     documents: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    recall_shape: Literal["hosted", "sdk"] = "hosted"  # sdk: only the SDK's recall body
 
     def app(self) -> FastAPI:
         app = FastAPI()
@@ -97,6 +98,8 @@ class FakeTinyHumans:
             body = await body_of(request)
             if "namespace" in body and "scope" not in body:  # the SDK's master-node recall
                 return ok(self.chunks(body["namespace"], "", body.get("maxChunks", 10)))
+            if self.recall_shape == "sdk":
+                raise Refused(400, "VALIDATION_ERROR", "namespace is required")
             check_scope(body.get("scope"))
             return ok(self.log.recall(body))
 

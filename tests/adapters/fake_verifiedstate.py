@@ -74,6 +74,9 @@ class FakeVerifiedState:
     receipts: list[dict[str, Any]] = field(default_factory=list)
     ids: itertools.count = field(default_factory=lambda: itertools.count(1))
     lock: threading.Lock = field(default_factory=threading.Lock)
+    legacy: bool = False  # an older MCP server: `server/discover` is HTTP 400
+    id_field: str = "assertion_id"  # how query results name an assertion (or `id`)
+    query_lacks: str | None = None  # a field left out of memory_query's reply (malformed)
 
     def _namespace(self, namespace_id: str | None) -> None:
         from mcp.server.mcpserver.exceptions import ToolError
@@ -163,7 +166,7 @@ class FakeVerifiedState:
             scored.sort(key=lambda pair: (-pair[0], -pair[1]["recorded"]))  # newest first on ties
             found = [a for score, a in scored if score][:limit]
             ids = {a["assertion_id"] for a in found}
-            return {
+            reply = {
                 "assertions": [self._shown(a) for a in found],
                 "receipts": {
                     r["assertion_id"]: r for r in self.receipts if r["assertion_id"] in ids
@@ -171,6 +174,8 @@ class FakeVerifiedState:
                 "conflicts": self._conflicts(ids),
                 "total": len(found),
             }
+            reply.pop(self.query_lacks or "", None)
+            return reply
 
         @mcp.tool(description="Run the verification ladder and produce a signed receipt.")
         def memory_verify(assertion_id: str, namespace_id: str | None = None) -> dict[str, Any]:
@@ -224,7 +229,9 @@ class FakeVerifiedState:
 
     def _shown(self, assertion: dict[str, Any]) -> dict[str, Any]:
         private = ("supersedes", "challenges", "recorded")
-        return {k: v for k, v in assertion.items() if k not in private}
+        shown = {k: v for k, v in assertion.items() if k not in private}
+        shown[self.id_field] = shown.pop("assertion_id")
+        return shown
 
     def app(self) -> FastAPI:
         """The MCP endpoint at `/mcp` behind a bearer check, with faults and a request log."""
@@ -242,6 +249,8 @@ class FakeVerifiedState:
             if request.headers.get("authorization") != f"Bearer {VS_KEY}":
                 error = "Missing or invalid Authorization: Bearer token"
                 return JSONResponse({"error": error}, status_code=401)
+            if self.legacy and b'"server/discover"' in await request.body():
+                return JSONResponse({"error": "Bad Request: unknown method"}, status_code=400)
             return await call_next(request)
 
         record(app, self.wire)

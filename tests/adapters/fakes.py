@@ -27,6 +27,9 @@ class Fault:
     delay: float = 0.0
     body: Any = None
     path: str = ""  # only requests whose path contains this
+    lost: bool = False  # serve the request first, then answer `status`: a reply lost on the way
+    raw: bytes | None = None  # answer these bytes as they are (a cut body, a proxy's page)
+    content_type: str = "application/json"
 
 
 @dataclass
@@ -78,8 +81,14 @@ def record(app: FastAPI, wire: Wire) -> None:
         fault = wire.take(request.url.path)
         if fault is not None:
             await asyncio.sleep(fault.delay)
+            if fault.lost:
+                await call_next(request)
             if fault.status:
                 headers = {"Retry-After": fault.retry_after} if fault.retry_after else None
+                if fault.raw is not None:
+                    return Response(
+                        fault.raw, fault.status, headers=headers, media_type=fault.content_type
+                    )
                 content = fault.body if fault.body is not None else {"error": "injected"}
                 return JSONResponse(content, status_code=fault.status, headers=headers)
         return await call_next(request)

@@ -54,7 +54,8 @@ def test_connect_learns_the_caller_and_writes_carry_the_runners_key(cortex_url, 
     run(calls())
     assert engine.version == "v0.10.5"
     whoami, *rest = cortex.wire.seen
-    assert whoami.path == "/v1/auth/whoami" and "x-cortex-actor" not in whoami.headers
+    assert whoami.path == "/v1/auth/whoami"
+    assert whoami.headers["x-cortex-actor"] == "user:default"  # the SDK's default actor
     assert rest and all(s.headers.get("x-cortex-actor") == CALLER for s in rest)
     (sent,) = bodies(cortex, "/v1/experience")
     key = hashlib.sha256(b"run-1/case-a/0/w3").hexdigest()
@@ -64,12 +65,13 @@ def test_connect_learns_the_caller_and_writes_carry_the_runners_key(cortex_url, 
     assert sent["scope"] == "app:memeval/ws:t" and sent["modality"] == "document"
 
 
-def test_a_server_without_whoami_gets_no_actor_header(cortex_url, cortex):
-    cortex.whoami_route = False  # a server from before the actor model refuses the header
+def test_a_server_without_whoami_gets_the_configured_actor(cortex_url, cortex, monkeypatch):
+    cortex.whoami_route = False  # a server from before whoami: nothing names the caller
+    monkeypatch.setenv("CORTEX_ACTOR", "agent:memeval")
     engine = cortex_engine(cortex_url)
     run(engine.ingest("t", MemoryItem(id="d", text="x")))
     assert cortex.wire.calls("/v1/experience")
-    assert all("x-cortex-actor" not in s.headers for s in cortex.wire.seen)
+    assert {s.headers.get("x-cortex-actor") for s in cortex.wire.seen} == {"agent:memeval"}
 
 
 def test_fixture_writes_flush_in_one_waited_bulk_and_hits_carry_their_source(cortex_url, cortex):
@@ -118,7 +120,8 @@ def test_query_at_sends_a_capture_time_window(cortex_url, cortex):
     assert [h.text for h in then.hits] == ["Acme pays by card."]
     (recall,) = bodies(cortex, "/v1/recall")
     assert recall["temporal"] == {"valid_during": "1970-01-01T00:00:00Z..2024-06-05T00:00:00Z"}
-    assert set(recall) <= {"scope", "query", "budgets", "filters", "temporal"}
+    assert set(recall) <= {"scope", "query", "diagnostics", "budgets", "filters", "temporal"}
+    assert recall["diagnostics"] == "none"  # as the SDK sends it: free tiers lack the rest
 
 
 def test_a_scenario_settles_on_the_doubled_listing_and_is_inspected(cortex_url, cortex):

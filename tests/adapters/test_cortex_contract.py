@@ -173,3 +173,35 @@ def test_a_wrong_key_or_actor_is_an_auth_error(fake):
         ):
             other.events(SCOPE)
     assert caught.value.error_code == "ACTOR_MISMATCH"
+
+
+# ---- the SDK against each variant the fake serves (SOURCES.md) ----------------------------
+
+
+def test_the_sdk_passes_the_variants_that_refuse_what_it_never_sends():
+    """A minted token with the right actor, enforced diagnostics and the API reference's event
+    shape: the vendor's own client works against each, so the fake's refusals hit only what
+    the SDK never does."""
+    from cortexdb import Cortex
+
+    fake = FakeCortex(token="minted", diagnostics_enforced=True, event_shape="top_level")
+    with running(fake.app()) as url, Cortex(url, actor=CALLER, bearer=KEY, timeout=5) as sdk:
+        assert sdk.whoami()["caller"] == CALLER
+        ack = sdk.experience(SCOPE, text="Grace owns the rota.", wait="indexed")
+        pack = sdk.recall(SCOPE, query="Who owns the rota?")  # diagnostics "none" by default
+        listed = sdk.events(SCOPE)["items"]
+    assert pack["layers"]["events"][0]["event_id"] == ack["event_id"]
+    assert listed[0]["event_id"] == ack["event_id"] and "labels" in listed[0]
+
+
+def test_the_sdk_is_refused_by_a_minted_token_under_another_actor():
+    from cortexdb import Cortex
+    from cortexdb.v1.exceptions import V1AuthError
+
+    fake = FakeCortex(token="minted")
+    with (
+        running(fake.app()) as url,
+        Cortex(url, bearer=KEY, timeout=5) as sdk,  # the SDK's default actor, user:default
+        pytest.raises(V1AuthError),
+    ):
+        sdk.whoami()

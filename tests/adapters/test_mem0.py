@@ -165,7 +165,7 @@ def test_the_full_built_in_suite_runs_and_every_scenario_settles(mem0):
     fake.sync_verbatim = False  # every write queued: the hardest case for settling
     results = run_builtin_suite(engine_at("mem0", url, QUICK), "mem0-suite")
     scenarios = [r for r in results if r.kind == "scenario"]
-    assert len(scenarios) == 12 and len(results) == 62
+    assert len(scenarios) == 16 and len(results) == 66
     assert all(r.status is CaseStatus.done for r in results), [
         (r.case_id, r.error) for r in results if r.status is not CaseStatus.done
     ]

@@ -24,6 +24,7 @@ from memeval.suites.fixture import Assertion
 from tests.adapters.conftest import engine_at, run
 from tests.adapters.fake_tinyhumans import JWT, FakeTinyHumans
 from tests.adapters.fakes import Fault, running
+from tests.adapters.history import run_conversation
 
 
 @pytest.fixture
@@ -155,3 +156,15 @@ def test_only_a_jwt_or_a_live_key_and_only_scopes_the_backend_takes(monkeypatch)
     with pytest.raises(UsageError) as caught:
         create("tinyhumans")
     assert "TINYHUMANS_API_KEY" in caught.value.fix and "sk-wrong" not in caught.value.render()
+
+
+def test_a_backend_that_takes_only_the_sdks_recall_body_errors_the_case(monkeypatch, tmp_path):
+    """A recall refused for its shape is an error of the case naming the route, status and
+    code, never a 0.0% score (before, every probe was scored as a miss)."""
+    fake = FakeTinyHumans(recall_shape="sdk")
+    monkeypatch.setenv("TINYHUMANS_API_KEY", JWT)
+    with running(fake.app()) as url:
+        result = run_conversation(hosted_engine(url, "enrich_wait=0"), tmp_path)
+    assert result.status is CaseStatus.error and result.score is None
+    assert (result.error or "").startswith("refused: tinyhumans POST 400 VALIDATION_ERROR")
+    assert "/memory/recall" in (result.error or "")

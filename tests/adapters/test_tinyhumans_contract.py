@@ -104,3 +104,12 @@ def test_event_routes_keep_the_envelope_claims_and_scope_grammar(url, fake):
         listed = http.get("/memory/events", params={"scope": envelope["scope"]})
         assert [e["id"] for e in listed.json()["data"]["items"]] == ["evt_1", "evt_1"]
     assert len(fake.log.events) == 1
+
+
+def test_the_sdks_recall_is_served_by_the_backend_that_takes_only_its_body():
+    """The `recall_shape="sdk"` variant refuses CortexDB's body, never the SDK's own."""
+    fake = FakeTinyHumans(recall_shape="sdk")
+    with running(fake.app()) as base, TinyHumansMemoryClient(JWT, base_url=base) as client:
+        client.ingest_memories(items=[item("rota", "Grace owns the rota.")])
+        master = client.recall_memory_master(namespace=NAMESPACE, max_chunks=5)
+    assert [i.content for i in master.items] == ["Grace owns the rota."]

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from memeval.engines.adapters.transport import AuthRejected, RemoteError
-from memeval.engines.base import CreditsExhausted, Unsupported
+from memeval.engines.base import CreditsExhausted, EngineRefused, Unsupported
 from memeval.engines.registry import describe
 from memeval.results import CaseStatus
 from memeval.suites.fixture import Assertion, Span
@@ -222,7 +222,7 @@ def test_a_server_without_as_of_reports_point_in_time_unsupported(vs):
 def test_the_full_built_in_suite_completes_with_lifecycle_unsupported(vs):
     _fake, url = vs
     results = run_builtin_suite(engine_at("verifiedstate", url), "vs-suite")
-    assert len(results) == 62 and all(r.status is CaseStatus.done for r in results)
+    assert len(results) == 66 and all(r.status is CaseStatus.done for r in results)
     scenarios = [r for r in results if r.kind == "scenario"]
     assert all((r.error or "").startswith("unsupported") for r in scenarios)
     fixtures = [r for r in results if r.kind == "fixture"]
@@ -232,3 +232,50 @@ def test_the_full_built_in_suite_completes_with_lifecycle_unsupported(vs):
 def test_engines_listing_marks_verifiedstate_as_published_docs_only():
     row = next(r for r in describe() if r.name == "verifiedstate")
     assert row.verified_against == "published docs only"
+
+
+# ---- the variants its sources allow (SOURCES.md) -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("legacy", "id_field"),
+    [(False, "assertion_id"), (True, "assertion_id"), (False, "id"), (True, "id")],
+    ids=["discover-assertion_id", "legacy-assertion_id", "discover-id", "legacy-id"],
+)
+def test_every_variant_stores_and_finds_with_the_namespace_header(monkeypatch, legacy, id_field):
+    """An older MCP server answers `server/discover` with HTTP 400: the client falls back to
+    `initialize` (before, the bridge raised and preflight failed); results may name an
+    assertion `id` (before, a KeyError of the reply, scored as a miss)."""
+    fake = FakeVerifiedState(legacy=legacy, id_field=id_field)
+    monkeypatch.setenv("VERIFIEDSTATE_API_KEY", VS_KEY)
+    monkeypatch.setenv("VERIFIEDSTATE_NAMESPACE_ID", NAMESPACE)
+    with running(fake.app()) as url:
+        engine = engine_at("verifiedstate", url + "/mcp")
+
+        async def calls():
+            await engine.preflight()
+            await engine.store("t", FIRST)
+            found = await engine.query("t", "Which plan is Acme on?")
+            await engine.close()
+            return found
+
+        found = run(calls())
+    assert [h.assertion_id for h in found.hits] == ["plan-1"]
+    assert all(s.headers.get("x-namespace-id") == NAMESPACE for s in fake.wire.seen)
+    probes = [s for s in fake.wire.seen if b'"server/discover"' in s.body]
+    assert len(probes) == 1  # probed once; the answer (or its absence) is remembered
+
+
+def test_a_query_reply_without_its_assertions_is_an_error_not_an_empty_answer(monkeypatch):
+    fake = FakeVerifiedState(query_lacks="assertions")
+    monkeypatch.setenv("VERIFIEDSTATE_API_KEY", VS_KEY)
+    with running(fake.app()) as url:
+        engine = engine_at("verifiedstate", url + "/mcp")
+
+        async def calls() -> None:
+            await engine.store("t", FIRST)
+            with pytest.raises(EngineRefused, match="assertions"):
+                await engine.query("t", "Which plan is Acme on?")
+            await engine.close()
+
+        run(calls())

@@ -1,5 +1,4 @@
-"""The README's Python example runs verbatim: the block under "## Using it from Python" in
-README.md once it is there, else the text the README takes it from (tests/api/readme_example.md)."""
+"""The README's Python example runs verbatim: the block under "## Using it from Python"."""
 
 from __future__ import annotations
 
@@ -16,11 +15,8 @@ BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 def example() -> str:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    if HEADING in readme:
-        source = readme.split(HEADING, 1)[1]
-    else:
-        source = (Path(__file__).parent / "readme_example.md").read_text(encoding="utf-8")
-    found = BLOCK.search(source)
+    assert HEADING in readme, f"README.md has no `{HEADING}` section"
+    found = BLOCK.search(readme.split(HEADING, 1)[1])
     assert found is not None, "no ```python block under the heading"
     return found.group(1)
 
@@ -33,14 +29,14 @@ def test_the_readme_example_evaluates_an_engine_subclass(
     monkeypatch.delenv("MEMEVAL_BROKER_URL", raising=False)
     code = example()
     assert "memeval.evaluate(" in code
-    assert len([line for line in code.splitlines() if line.strip()]) == 5, "five lines"
+    assert "(Engine)" in code, "the example subclasses the engine contract itself"
 
     exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
 
     printed = re.fullmatch(r"composite (\d\.\d\d)\n", capsys.readouterr().out)
     assert printed is not None, "the example prints the composite"
     composite = float(printed.group(1))
-    assert 0.0 < composite < 1.0  # the keyword baseline passes some fixtures, not all
+    assert 0.0 < composite < 1.0  # a keyword store passes some fixtures, not all
     with sqlite3.connect(tmp_path / "memeval-runs" / "memeval.db") as db:
         rows = db.execute("select engine, status, planned_count from runs").fetchall()
     assert rows == [("__main__:MyEngine", "finished", rows[0][2])] and rows[0][2] > 10

@@ -46,13 +46,13 @@ def test_questions_become_tagged_probes_with_evidence_and_abstention(sample: Pat
     probes = locomo.scenario(locomo.read(sample)[0]).probes
     single, temporal, multi, adversarial = probes
     assert single.expect == ["a rowing boat"] and single.answer == "a rowing boat"
-    assert single.evidence == ["D1-2"] and single.tags == ["category:single-hop"]
-    assert temporal.tags == ["category:temporal"]
+    assert single.evidence == ["D1-2"] and single.tags == ["category:single-hop", "audit:gold-kept"]
+    assert temporal.tags == ["category:temporal", "audit:gold-kept"]
     assert multi.expect == ["2024"]  # a number answer is read as its text
     assert multi.evidence == ["D2-2", "D2-1"]  # "D2:2; D2:1" split; D9:9 names no turn
-    assert multi.tags == ["category:multi-hop"]
+    assert multi.tags == ["category:multi-hop", "audit:gold-kept"]
     assert adversarial.abstain and adversarial.expect == []
-    assert adversarial.tags == ["category:adversarial"]
+    assert adversarial.tags == ["category:adversarial", "reported:apart"]  # category 5: apart
 
 
 def test_an_unpinned_copy_warns_naming_both_hashes(sample: Path):

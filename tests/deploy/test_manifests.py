@@ -3,7 +3,7 @@
 Core kinds are validated against the Kubernetes schemas by kubernetes-validate. KEDA's
 ScaledObject and Prometheus Operator's ServiceMonitor are custom resources whose schemas that
 package does not hold, so their required fields and types are checked here as those projects'
-published CRDs state them. Beyond the schemas, the tests hold the promises of deploy/README.md:
+published CRDs state them. Beyond the schemas, the tests hold the promises of docs/kubernetes.md:
 keys reach only the workers, every container has limits and probes that mean something, a
 running case has time to finish, and the dashboard draws only metrics the workers serve.
 """

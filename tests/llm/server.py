@@ -24,6 +24,7 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -97,6 +98,9 @@ class FakeOpenRouter:
         self.delay = delay
         self.faults: deque[Fault] = deque()
         self.calls: list[Call] = []
+        self.script: Callable[[str, list[dict[str, str]]], str | None] | None = None
+        """Scripted replies: given (model, messages), a reply, or None to answer as usual."""
+        self.seen: list[tuple[str, list[dict[str, str]]]] = []  # every chat's model and messages
         self.attempts = 0
         self.lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
@@ -144,7 +148,10 @@ class FakeOpenRouter:
         if model not in self.prices:
             return 400, {"error": {"code": 400, "message": f"{model} is not a valid model ID"}}, {}
         prompt_tokens = _prompt_tokens(model, body["messages"])
-        answer = _answer(body["messages"][-1]["content"])
+        with self.lock:
+            self.seen.append((model, body["messages"]))
+        scripted = self.script(model, body["messages"]) if self.script is not None else None
+        answer = scripted if scripted is not None else _answer(body["messages"][-1]["content"])
         completion_tokens = math.ceil(len(answer) / 4) + 1
         finish = "stop"
         if completion_tokens > body["max_tokens"]:

@@ -184,13 +184,14 @@ def test_cost_kpis():
     assert k["usd_per_correct"].value == 0.75
 
 
-def test_kpis_have_six_groups_and_no_data_is_none():
+def test_kpis_have_seven_groups_and_no_data_is_none():
     k = kpis([])
     assert {r.group for r in k} == {
         "accuracy",
         "learning",
         "surprise",
         "conflicts",
+        "safety",
         "cost",
         "latency",
     }

@@ -49,6 +49,7 @@ def report() -> RunReport:
                 [A],
                 hit=True,
                 rank=1,
+                hit_rank=1,
                 extractive_ok=True,
                 extractive_f1=1.0,
                 evidence=["w1"],
@@ -88,6 +89,8 @@ def tagged(run: RunReport, tag: str | None) -> dict[str, tuple[float | None, int
 def test_each_tag_has_its_accuracy_kpis():
     run = RunReport.model_validate_json(report().model_dump_json())  # as the JSON report holds it
     assert tagged(run, A) == {
+        "hit_at_1": (0.5, 2),
+        "hit_at_3": (0.5, 2),
         "pack_hit": (0.5, 2),
         "mrr": (0.5, 2),
         "extractive_answer": (0.5, 2),
@@ -96,6 +99,8 @@ def test_each_tag_has_its_accuracy_kpis():
         "extractive_f1": (0.75, 2),
     }
     assert tagged(run, B) == {
+        "hit_at_1": (0.0, 1),  # the abstain probe expects no string to rank
+        "hit_at_3": (0.0, 1),
         "pack_hit": (0.5, 2),
         "mrr": (0.25, 2),
         "extractive_answer": (0.0, 2),

@@ -12,7 +12,7 @@ from tests.cli_here import run_cli_here
 
 def test_lifecycle_counts_meet_the_catalogue():
     counts = count(resolve("lifecycle"))
-    assert counts.scenarios == 12
+    assert counts.scenarios == 14  # the catalogue's 12, a coding session and task drift
     assert counts.probes_scored >= 52
     assert counts.paraphrase >= 20
     assert counts.lexical >= 32
@@ -34,7 +34,7 @@ def test_suites_list_json():
     done = run_cli_here("suites", "list", "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["scenarios"] == 12
+    assert data["scenarios"] == 16  # the lifecycle suite's 14, and the safety suite's 2
     assert data["probes_scored"] >= 52
     assert data["paraphrase"] >= 20
     assert set(data["fixtures_per_dimension"].values()) == {10}
@@ -43,7 +43,7 @@ def test_suites_list_json():
 def test_validate_accepts_every_shipped_file():
     done = run_cli_here("suites", "validate", "fixtures")
     assert done.returncode == 0, done.stderr
-    assert "62 cases" in done.stdout
+    assert "67 cases" in done.stdout  # all, and the opt-in loop guard
 
 
 def test_schema_is_json_schema():
@@ -58,3 +58,11 @@ def test_installed_package_ships_the_suites(cli, tmp_path):
     done = cli("suites", "list", "--json", cwd=tmp_path, env={"PYTHONPATH": ""})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["fixtures"] == 50
+
+
+def test_the_safety_suite_audits_erasure_and_is_part_of_all():
+    safety = resolve("safety").scenarios
+    assert len(safety) == 2 and all(s.erase is not None for s in safety)
+    assert any(s.erase.by_id for s in safety if s.erase is not None)
+    every = {c.case.id for c in resolve("all").cases}
+    assert {s.id for s in safety} <= every

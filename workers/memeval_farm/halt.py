@@ -29,6 +29,7 @@ class Halts:
         self.prefix = prefix
         self._lock = threading.Lock()
         self._seen: dict[str, tuple[float, str | None]] = {}
+        self._first: dict[str, list[str]] = {}
 
     def key(self, run_id: str) -> str:
         return f"{self.prefix}memeval:halted:{run_id}"
@@ -40,6 +41,32 @@ class Halts:
             client.set(self.key(run_id), reason, ex=KEY_TTL_S, nx=True)
         with self._lock:
             self._seen[run_id] = (time.monotonic(), reason)
+
+    def land(
+        self, client: redis.Redis | None, run_id: str, signature: str | None, limit: int
+    ) -> int | None:
+        """Count a landed case toward the run's first `limit` (`signature`: the refusal it
+        ended on, None for any other outcome); once they are all in and refused alike, how
+        many. A list in the farm's Redis, since the first cases land on different workers."""
+        key = f"{self.prefix}memeval:first:{run_id}"
+        if limit <= 0:
+            return None
+        if client is None:
+            with self._lock:
+                seen = self._first.setdefault(run_id, [])
+                if len(seen) < limit:
+                    seen.append(signature or "")
+                firsts = list(seen) if len(seen) == limit else []
+        else:
+            if client.llen(key) >= limit:
+                return None
+            if client.rpush(key, signature or "") != limit:
+                return None
+            client.expire(key, KEY_TTL_S)
+            firsts = [x.decode() if isinstance(x, bytes) else x for x in client.lrange(key, 0, -1)]
+        if firsts and "" not in firsts and len(set(firsts)) == 1:
+            return limit
+        return None
 
     def reason(self, client: redis.Redis | None, run_id: str) -> str | None:
         """Why the run is halted, or None. A Redis that does not answer halts nothing: the

@@ -23,7 +23,7 @@ from sqlalchemy.exc import OperationalError
 from memeval.engines.base import CreditsExhausted, EngineUnavailable
 from memeval.llm.answer import PaidCalls
 from memeval.results import CaseResult, CaseStatus
-from memeval.runner import run_case
+from memeval.runner import refusals, run_case
 from memeval.runner.context import RunOptions
 from memeval.secrets import redact
 from memeval.store import RunStatus
@@ -122,13 +122,23 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
     started = datetime.now(UTC)
     client = getattr(task.app.backend, "client", None)  # the farm's Redis, when there is one
     halted = halts.reason(client, job.run_id)
+    if halted is not None and halted.startswith(refusals.STOPPED):
+        return job.failed(f"not run: {halted}", started)
     if halted is not None:
         return job.failed(f"{NOT_RUN}: {halted}", started, CaseStatus.skipped_credits)
     try:
-        return RUNTIME.run(
+        result = RUNTIME.run(
             case_with_limits(job, str(task.app.conf.result_backend), task.request.retries),
             timeout=settings.case_timeout,
         )
+        with contextlib.suppress(*REDIS_FAULTS):
+            alike = halts.land(
+                client, job.run_id, refusals.signature(result), job.options.refused_stop
+            )
+            if alike is not None:
+                stop = refusals.stop_error(result.engine, alike, result.error or "")
+                halts.raise_flag(client, job.run_id, stop.message)
+        return result
     except CreditsExhausted as exc:
         reason = redact(str(exc))
         with contextlib.suppress(*REDIS_FAULTS):

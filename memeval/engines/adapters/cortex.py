@@ -9,9 +9,18 @@ is tested on, so the two cannot drift apart.
 
 - A tenant is one scope, `{scope_prefix}/ws:{tenant}`, checked against the scope grammar
   before anything is sent.
-- The key is a bearer (`CORTEX_API_KEY`). The `caller` that `GET v1/auth/whoami` names rides
-  on every later call as `X-Cortex-Actor` (a minted token is refused without it); a server
-  without the route (404) gets no header.
+- The key is a bearer (`CORTEX_API_KEY`), and every call carries `X-Cortex-Actor`, as the SDK
+  sends it: `CORTEX_ACTOR` (default `user:default`, the SDK's) on `GET v1/auth/whoami`, then
+  the `caller` whoami names. The vendor's CLI and connectors say a minted (PASETO/JWT) token
+  is refused with 401 without an actor, or with one other than its `sub`: then the message
+  names `CORTEX_ACTOR`. A server without the route (404) keeps the configured actor.
+- `v1/admin/usage` is not in the SDK, and `cortexdb-mcp` says per-caller usage is not exposed
+  on v1: a 403 or 404 there means "usage unknown" (cost shown as a dash, said once), never a
+  rejected key, and preflight goes on without it; synthesis then cannot poll the backlog.
+- A 402 can mean "not on your tier" (the CLI's reading) as well as "out of credit": on the
+  optional belief build it is reported and the build skipped, not the run halted. A 408
+  `WAIT_TIMEOUT` on `?wait=indexed` means the write is durable: the bulk settles on the
+  listing instead of failing.
 - Every write is one envelope whose body `idempotency_key` comes from the runner's write key
   (`memeval.engines.idempotency`), so a retried write replays instead of storing twice, and
   whose first label `mv:w:<digest>` is what `list` reports: the listing shows every event
@@ -35,7 +44,9 @@ is tested on, so the two cannot drift apart.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import logging
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
@@ -52,7 +63,8 @@ from memeval.engines.adapters import cortex_wire as w
 from memeval.engines.adapters.packs import BUDGET_TOKENS, RECALLED
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
-from memeval.engines.adapters.transport import RemoteError
+from memeval.engines.adapters.transport import AuthRejected, RemoteError, vendor_code
+from memeval.engines.base import CreditsExhausted, EngineRefused, Unsupported
 from memeval.engines.pack import Section, render, turn_bullet
 from memeval.engines.types import (
     Assertion,
@@ -69,6 +81,9 @@ from memeval.engines.types import (
     Usage,
 )
 
+log = logging.getLogger(__name__)
+
+ACTOR = "X-Cortex-Actor"
 PACK_K = 12
 DERIVED_K = 4  # beliefs and facts a pack asks for beside its events
 LISTING = 200
@@ -117,6 +132,12 @@ class CortexSettings(ScopedSettings):
     enrich_poll: float = Field(
         default=3.0, gt=0, description="Seconds between reads of the enrichment backlog."
     )
+    actor: str = Field(
+        default="user:default",
+        min_length=1,
+        description="X-Cortex-Actor sent to whoami (a minted token's `sub`); then the caller "
+        "whoami names.",
+    )
 
 
 class CortexEngine(RemoteEngine):
@@ -148,6 +169,7 @@ class CortexEngine(RemoteEngine):
         self._pending: dict[str, list[w.Envelope]] = defaultdict(list)
         self.last_write: dict[str, float] = {}  # scope -> monotonic time of its last write
         self._written: dict[str, set[str]] = defaultdict(set)  # scope -> write labels sent
+        self.usage_known = True  # False once v1/admin/usage answered 403 or 404
 
     def scope(self, tenant: str) -> str:
         return cortex_scope.tenant_scope(self.cortex.scope_prefix, tenant)
@@ -169,21 +191,31 @@ class CortexEngine(RemoteEngine):
         )
 
     async def connect(self) -> None:
+        assert isinstance(self.cortex, CortexSettings)
+        self.transport.headers[ACTOR] = self.cortex.actor
         try:
             caller: str | None = parse(w.Whoami, await self._read("auth/whoami"), self.name).caller
+        except AuthRejected as exc:
+            actor = self.cortex.env_name("actor")
+            raise AuthRejected(
+                f"{exc.message} (sent as actor `{self.cortex.actor}`)",
+                fix=f"{exc.fix}; a minted token also needs {actor} set to its `sub`",
+            ) from None
         except RemoteError as exc:
             if exc.status not in (404, 405):
                 raise
-            caller = None  # a server from before the actor model
+            caller = None  # a server from before whoami: the configured actor stays
         if caller is not None:
-            self.transport.headers["X-Cortex-Actor"] = caller
+            self.transport.headers[ACTOR] = caller
         self.version = parse(w.Version, await self._read("admin/version"), self.name).version
 
     async def preflight(self) -> None:
-        """The key, the actor and the usage route, once, before any case is dispatched."""
+        """The key and the actor, once, before any case is dispatched; the usage route too,
+        though a closed one only makes the cost unknown."""
         await self.ready()
         if self.supports(Capability.usage):
-            await self.usage()
+            with contextlib.suppress(Unsupported):
+                await self.usage()
 
     # ---- writes -------------------------------------------------------------------------
 
@@ -222,8 +254,14 @@ class CortexEngine(RemoteEngine):
         """Buffered assertions, in bulks that return once every event is searchable."""
         items = self._pending.pop(tenant, [])
         for start in range(0, len(items), 1000):
-            body = w.Bulk(items=items[start : start + 1000]).body()
-            parse(w.BulkAck, await self._post("experience/bulk", body, wait="indexed"), self.name)
+            bulk = items[start : start + 1000]
+            route = self.routes + "experience/bulk"
+            body, wait = w.Bulk(items=bulk).body(), {"wait": "indexed"}
+            data = await self.request("POST", route, json=body, params=wait, accept=(408,))
+            if vendor_code(data) == "WAIT_TIMEOUT":  # stored, not yet searchable: settle
+                await self._listed(bulk[0].scope, {written(e) for e in bulk})
+            else:
+                parse(w.BulkAck, data, self.name)
         if items:
             self.last_write[items[0].scope] = monotonic()
             self._written[items[0].scope] |= {written(e) for e in items}
@@ -392,7 +430,12 @@ class CortexEngine(RemoteEngine):
     async def build_beliefs(self, tenant: str) -> BeliefReport:
         scope = self.scope(tenant)
         await self.wait_for_enrichment(scope)
-        built = parse(w.Built, await self._post("beliefs/build", {"scope": scope}), self.name)
+        try:
+            answer = await self._post("beliefs/build", {"scope": scope})
+        except CreditsExhausted as exc:  # optional: a tier without the build halts nothing
+            log.warning("%s; the belief build is skipped", exc)
+            raise Unsupported(Capability.beliefs) from None
+        built = parse(w.Built, answer, self.name)
         beliefs = [
             Belief(subject=w.term(b.claim.subject), value=b.claim.describe()) for b in built.items
         ]
@@ -403,11 +446,16 @@ class CortexEngine(RemoteEngine):
         `DRAINED_POLLS` polls in a row (the queue empties between batches while later writes
         are still taken in). The backlog is the whole server's, so `scope` plays no part."""
         assert isinstance(self.cortex, CortexSettings)
+        if not self.usage_known:
+            return False  # the backlog is read from the usage route, which is closed
         deadline = monotonic() + self.cortex.enrich_wait
         quiet, last_queued = 0, None
         while quiet < DRAINED_POLLS and monotonic() < deadline:
             await asyncio.sleep(min(self.cortex.enrich_poll, max(0.0, deadline - monotonic())))
-            backlog = (await self._admin_usage()).enrichment_backlog
+            try:
+                backlog = (await self._admin_usage()).enrichment_backlog
+            except Unsupported:
+                return False
             settled = backlog.jobs_pending == 0 and backlog.jobs_queued_total == last_queued
             quiet = quiet + 1 if settled else 0
             last_queued = backlog.jobs_queued_total
@@ -459,7 +507,22 @@ class CortexEngine(RemoteEngine):
         )
 
     async def _admin_usage(self) -> w.AdminUsage:
-        return parse(w.AdminUsage, await self._get("admin/usage"), self.name)
+        """`Unsupported` once the route answers 403 or 404: usage unknown, said once."""
+        if not self.usage_known:
+            raise Unsupported(Capability.usage)
+        try:
+            return parse(w.AdminUsage, await self._get("admin/usage"), self.name)
+        except EngineRefused as exc:
+            if exc.status not in (403, 404):
+                raise
+            self.usage_known = False
+            log.warning(
+                "%s: v1/admin/usage answered %s: usage and cost are unknown for this run "
+                "(shown as a dash); the key itself was accepted",
+                self.name,
+                exc.status,
+            )
+            raise Unsupported(Capability.usage) from None
 
     async def usage(self) -> Usage:
         total = (await self._admin_usage()).total

@@ -16,6 +16,12 @@ take the same bodies.
   (`limit` counts the copies).
 - `POST v1/recall` takes only `scope`, `query`, `view`, `include`, `diagnostics`, `budgets`,
   `temporal` and `filters`, and answers a stratified pack `{pack_id, layers, context_block}`.
+  `diagnostics` is always sent as `"none"`, as the SDK and the CLI send it: any other value
+  (and, on a server that enforces it, none at all) needs the `diagnostics.read` capability,
+  which free-tier tokens lack.
+- An event comes in two shapes: the API reference lists `event_id` with top-level `labels`
+  and `observed_at`; TinyMemory's measured doubles and `cortexdb-mcp` (which reads either)
+  show `id` with `context.labels`. Both are read, wherever an event is.
 - `POST v1/forget` needs a selector (`memory_ids`, at most 100) unless `confirm_all`, and
   refuses the two together.
 - Errors are `{error_code, message}`; `v1/admin/usage` is `{total, enrichment_backlog}`.
@@ -28,7 +34,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Role = Literal["user", "assistant", "system", "tool"]
 Modality = Literal["document", "observation", "conversation"]
@@ -106,6 +112,7 @@ class Temporal(Request):
 class RecallRequest(Request):
     scope: str
     query: str | None = None
+    diagnostics: Literal["none"] = "none"
     budgets: Budgets
     filters: Filters | None = None
     temporal: Temporal | None = None
@@ -127,6 +134,23 @@ class Event(Response):
     modality: str = ""
     content: EventContent = Field(default_factory=EventContent)
     context: EventContext = Field(default_factory=EventContext)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _either_shape(cls, data: Any) -> Any:
+        """`event_id` and top-level `labels`/`observed_at` (the API reference) read as `id`
+        and `context.*` (the measured doubles); a field in `context` wins."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if "id" not in data and "event_id" in data:
+            data["id"] = data["event_id"]
+        context = dict(data.get("context") or {})
+        for field in ("labels", "observed_at"):
+            if data.get(field) is not None and context.get(field) is None:
+                context[field] = data[field]
+        data["context"] = context
+        return data
 
 
 class EventPage(Response):

@@ -187,6 +187,9 @@ class HttpEngine(RemoteEngine):
     async def forget(self, tenant: str) -> None:
         await self._tenant("DELETE", tenant, p.MEMORIES)
 
+    async def forget_write(self, tenant: str, write_id: str) -> None:
+        await self._call("DELETE", p.tenant_path(tenant, p.MEMORY, write_id=write_id))
+
     async def inspect(self, tenant: str) -> Derived:
         return parse(Derived, await self._tenant("GET", tenant, p.DERIVED), self.name)
 

@@ -34,6 +34,10 @@ from memeval.engines.adapters.transport import RemoteError, Transport
 # the protocol's own headers (Mcp-Session-Id, Mcp-Method, ...) pass; what httpx sets does not
 NOT_FORWARDED = ("authorization", "connection", "content-length", "host", "accept-encoding")
 DROPPED = ("content-encoding", "content-length", "transfer-encoding")
+DISCOVER = "server/discover"
+"""The `mcp` client's opening probe. A server from before it may answer HTTP 400; handed back
+to the client as it came, that makes the client fall back to `initialize` (the protocol's
+rule), where a raised error would end the session."""
 
 
 class Bridge(httpx2.AsyncBaseTransport):
@@ -49,9 +53,16 @@ class Bridge(httpx2.AsyncBaseTransport):
             return httpx2.Response(405, request=request)  # no server-initiated stream wanted
         raw = await request.aread()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in NOT_FORWARDED}
+        body = json.loads(raw) if raw else None
+        probe = isinstance(body, dict) and body.get("method") == DISCOVER
         try:
             answered = await self.transport.call(
-                request.method, self.path, json=json.loads(raw) if raw else None, headers=headers
+                request.method,
+                self.path,
+                json=body,
+                headers=headers,
+                expect_json=False,  # an MCP answer may be an event stream or a bare 202
+                accept=(400,) if probe else (),  # an older server: the client falls back
             )
         except Exception as exc:
             self.failure = self.failure or exc

@@ -16,6 +16,7 @@ Every memory route sits under `/v1/tenants/{tenant}/`, and every request carries
 | ingest                  | POST   /v1/tenants/{tenant}/memories                     |
 | list                    | GET    /v1/tenants/{tenant}/memories                     |
 | forget                  | DELETE /v1/tenants/{tenant}/memories                     |
+| forget_write            | DELETE /v1/tenants/{tenant}/memories/{write_id}          |
 | pre_turn, post_turn     | POST   /v1/tenants/{tenant}/turns/pre, .../turns/post    |
 | start_session           | POST   /v1/tenants/{tenant}/sessions                     |
 | recall_for_compaction   | POST   /v1/tenants/{tenant}/compaction                   |
@@ -53,6 +54,7 @@ ASSERTIONS = "/assertions"
 QUERY = "/query"
 CONFLICTS = "/assertions/{assertion_id}/conflicts"
 MEMORIES = "/memories"
+MEMORY = "/memories/{write_id}"
 PRE_TURN = "/turns/pre"
 POST_TURN = "/turns/post"
 SESSIONS = "/sessions"

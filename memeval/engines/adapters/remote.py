@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Collection
 from typing import Any, ClassVar, TypeVar
 
 import httpx
@@ -49,6 +50,7 @@ class RemoteEngine(Engine):
             timeout=timeout,
             retries=retries,
             backoff=backoff,
+            max_wait=self.settings.retry_after_max,
         )
 
     def __repr__(self) -> str:
@@ -84,10 +86,12 @@ class RemoteEngine(Engine):
         json: Any = None,
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+        accept: Collection[int] = (),
     ) -> Any:
-        """`request` without connecting first: what `connect` itself uses."""
+        """`request` without connecting first: what `connect` itself uses; `accept` as for
+        `Transport.call`."""
         response = await self.transport.call(
-            method, path, json=json, params=params, headers=headers
+            method, path, json=json, params=params, headers=headers, accept=accept
         )
         return self.unwrap(decode(response, self.name))
 
@@ -97,16 +101,8 @@ class RemoteEngine(Engine):
 
 
 def decode(response: httpx.Response, engine: str) -> Any:
-    if not response.content:
-        return None
-    try:
-        return response.json()
-    except ValueError:
-        raise RemoteError(
-            f"{engine}: {response.request.method} {response.request.url.path} answered "
-            f"{response.status_code} without JSON",
-            response.status_code,
-        ) from None
+    """The JSON of an answer the transport already checked (None for a 204)."""
+    return response.json() if response.content else None
 
 
 def parse(model: type[M], data: Any, engine: str) -> M:
@@ -117,7 +113,9 @@ def parse(model: type[M], data: Any, engine: str) -> M:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "body"
         raise RemoteError(
-            f"{engine} answered an unexpected {model.__name__}: {where}: {first['msg']}"
+            f"{engine} answered an unexpected {model.__name__}: {where}: {first['msg']}",
+            engine=engine,
+            route=f"reply {model.__name__}",
         ) from None
 
 

@@ -29,6 +29,12 @@ class EngineSettings(BaseSettings):
     timeout: float = Field(default=30.0, gt=0, description="Seconds before a request times out.")
     retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx and lost connections.")
     backoff: float = Field(default=0.5, ge=0, description="First retry delay in seconds; doubles.")
+    retry_after_max: float = Field(
+        default=300.0,
+        ge=0,
+        description="Longest Retry-After one call waits out; past it every worker pauses and "
+        "the case is rerun later.",
+    )
 
     @field_validator("url")
     @classmethod

@@ -14,7 +14,12 @@ confidence, validity, evidence span and supersession go along as hints when `mem
 takes them and are left to VerifiedState's own extraction when it does not; the query text goes
 as `query_text` (the REST name) or `query` (the name on /how-it-works), whichever is declared;
 a point-in-time query needs an `as_of` argument and is reported unsupported without one; the
-namespace goes as `namespace_id` where a tool takes it. The reply fields read beyond the
+namespace goes as `namespace_id` where a tool takes it, and always as the `X-Namespace-ID`
+header, as the published client configuration passes it. An assertion's id is read as
+`assertion_id` or `id`; a query reply without `assertions`, or an assertion without any text,
+is malformed: an error of the case, never an empty (0.0%) answer. The `mcp` client opens with
+`server/discover`; an older server that answers it with HTTP 400 gets the `initialize`
+handshake instead, as the protocol allows. The reply fields read beyond the
 published ones (an assertion's `claim` or `statement`, `metadata`, `evidence {start, end,
 text}`, `valid_from` / `valid_to`, and a conflict's `assertion_ids` / `resolved_to`) are this
 module's assumptions, kept here so a correction touches this module alone. If `memory_ingest`
@@ -38,7 +43,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from memeval.engines import idempotency
@@ -68,6 +73,7 @@ NEEDED = ("memory_ingest", "memory_query", "memory_verify")
 QUERY_ARGS = ("query_text", "query")
 WIDEN = 4  # the namespace holds every tenant: ask for more, keep the tenant's own
 SOURCES = "published docs only"
+NAMESPACE_HEADER = "X-Namespace-ID"
 
 
 class VerifiedStateSettings(EngineSettings):
@@ -104,7 +110,7 @@ class _Evidence(_Reply):
 
 
 class _Found(_Reply):
-    assertion_id: str
+    assertion_id: str = Field(validation_alias=AliasChoices("assertion_id", "id"))
     claim: str | None = None
     statement: str | None = None
     subject: str | None = None
@@ -120,6 +126,14 @@ class _Found(_Reply):
         triple = " ".join(p for p in (self.subject, self.predicate, self.object) if p)
         return self.claim or self.statement or triple
 
+    @model_validator(mode="after")
+    def _says_something(self) -> _Found:
+        """An assertion without a claim, a statement or a triple cannot be scored: the reply
+        is malformed, an error of the case, not an empty hit."""
+        if not self.text().strip():
+            raise ValueError("an assertion without claim, statement or subject-predicate-object")
+        return self
+
 
 class _Conflict(_Reply):
     assertion_ids: list[str]
@@ -128,7 +142,7 @@ class _Conflict(_Reply):
 
 
 class _Results(_Reply):
-    assertions: list[_Found] = Field(default_factory=list)
+    assertions: list[_Found]  # a reply without the list is malformed, never "nothing found"
     conflicts: list[_Conflict] = Field(default_factory=list)
 
 
@@ -156,6 +170,8 @@ class VerifiedStateEngine(RemoteEngine):
         # the endpoint's path is the MCP route itself, so the transport is based at the origin
         self.transport.base_url = str(endpoint.copy_with(path="/", query=None)).rstrip("/")
         self.namespace = settings.namespace_id
+        if self.namespace is not None:  # as the published client configuration passes it
+            self.transport.headers[NAMESPACE_HEADER] = self.namespace
         self._tools: McpTools | None = None
         self._schemas: dict[str, set[str]] = {}
         self._theirs: dict[str, dict[str, str]] = defaultdict(dict)  # tenant: ours -> theirs

@@ -1,0 +1,106 @@
+"""What the hosted memory adapters (`zep`, `supermemory`) share: naming each stored item,
+waiting for a service's own word that a write is searchable, reading each write once, and
+packs made of search answers.
+
+A named write (`idempotency.write_key`) may store several items: a history of N turns is one
+write of the runner's, but N messages or documents at the service. Each item gets its own
+identity, `key/tN` for the N-th, the same on every redelivery of the task and never shared by
+two items: a service that deduplicates on it would otherwise answer turn 2 as a replay of turn 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import datetime
+from typing import TypeVar
+
+from memeval.engines import idempotency
+from memeval.engines.adapters.packs import pack_of
+from memeval.engines.adapters.transport import RemoteError
+from memeval.engines.types import Pack, Turn, TurnContext
+
+T = TypeVar("T")
+
+
+def write_id() -> str:
+    """The running write's key, or a fresh one outside a named write."""
+    return idempotency.current() or uuid.uuid4().hex
+
+
+def item_ids(n: int) -> list[str]:
+    """One identity per item of the running write, as the docstring above says."""
+    key = write_id()
+    return [f"{key}/t{i}" for i in range(n)]
+
+
+def digest(key: str, prefix: str) -> str:
+    """`key` as an id of `[A-Za-z0-9-]`, stable across redeliveries: write keys hold whatever
+    a run label and a tenant hold, which no service's id grammar promises to take."""
+    return f"{prefix}-{hashlib.sha256(key.encode()).hexdigest()[:40]}"
+
+
+def distinct(items: Iterable[T], write_of: Callable[[T], str]) -> list[T]:
+    """`items` in order, the first of each write only: a retried write stored twice, or a
+    document answered both as a memory and as a chunk, shows once in a pack."""
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        write = write_of(item)
+        if write not in seen:
+            seen.add(write)
+            out.append(item)
+    return out
+
+
+async def until_done(
+    state: Callable[[], Awaitable[bool | None]], what: str, wait: float, poll: float
+) -> None:
+    """Poll `state` (True done, False failed, None still queued) for at most `wait` seconds."""
+    deadline = asyncio.get_running_loop().time() + wait
+    while (done := await state()) is None:
+        if asyncio.get_running_loop().time() > deadline:
+            raise RemoteError(f"{what} still processing after {wait:g}s")
+        await asyncio.sleep(poll)
+    if not done:
+        raise RemoteError(f"{what} failed to process")
+
+
+class SearchPacks:
+    """The lifecycle reads of an engine whose only recall is a search: every pack is the
+    search's answer to the moment's text, in the service's order (`packs.pack_of` holds it to
+    the shared budget). Subclasses give `recall` and `post_turn`."""
+
+    async def recall(self, tenant: str, text: str) -> list[str]:
+        raise NotImplementedError
+
+    async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
+        raise NotImplementedError
+
+    async def _pack(self, tenant: str, title: str, text: str) -> Pack:
+        return pack_of(title, await self.recall(tenant, text) if text.strip() else [])
+
+    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
+        pack = await self._pack(tenant, "Context for the reply", ctx.turn.text)
+        if ctx.log:  # a probe is recall only
+            await self.post_turn(tenant, ctx.agent, ctx.thread, ctx.turn)
+        return pack
+
+    async def start_session(
+        self,
+        tenant: str,
+        agent: str,
+        thread: str | None,
+        focus: str | None,
+        at: datetime,
+        question: str | None = None,
+    ) -> Pack:
+        return await self._pack(tenant, "Session start", question or focus or thread or "")
+
+    async def recall_for_compaction(
+        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
+    ) -> Pack:
+        query = " ".join(t.text for t in dropped)
+        return await self._pack(tenant, "Carried over from the compacted turns", query)

@@ -1,0 +1,1 @@
+"""`memeval view`: a local web viewer over the results store, read-only."""
