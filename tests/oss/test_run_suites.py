@@ -21,6 +21,7 @@ import pytest
 
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Dimension
+from tests.oss.engines import COGNEE
 
 ROOT = Path(__file__).resolve().parents[2]
 # Documents and turns written, then asked and resumed from (ingest, post_turn, pre_turn,
@@ -114,7 +115,8 @@ def test_graphiti_runs_a_fixture_of_every_dimension_and_one_scenario(served, tmp
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize(
-    ("engine", "env_var"), [("langmem", "LANGMEM_URL"), ("cognee", "COGNEE_ENGINE_URL")]
+    ("engine", "env_var"),
+    [("langmem", "LANGMEM_URL"), pytest.param("cognee", "COGNEE_ENGINE_URL", marks=COGNEE.marks)],
 )
 def test_runs_the_temporal_dimension_and_one_scenario(engine, env_var, served, tmp_path):
     temporal = [f.id for f in resolve("dimensions").fixtures if f.dimension is Dimension.temporal]
