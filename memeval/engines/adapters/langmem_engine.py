@@ -22,6 +22,7 @@ import uuid
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+import httpx
 from pydantic_settings import SettingsConfigDict
 
 from memeval.engines import idempotency
@@ -82,6 +83,7 @@ class LangMemEngine(SearchPacks):
     def __init__(self, settings: LangMemSettings) -> None:
         self.settings = settings
         self._parts: tuple[InMemoryStore, Any, Any] | None = None
+        self._http: httpx.AsyncClient | None = None
         self._ledger = Ledger()
 
     async def preflight(self) -> None:
@@ -90,6 +92,9 @@ class LangMemEngine(SearchPacks):
 
     async def close(self) -> None:
         self._parts = None
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
 
     def _open(self) -> tuple[InMemoryStore, Any, Any]:
         if self._parts is None:
@@ -99,12 +104,16 @@ class LangMemEngine(SearchPacks):
             from langmem import create_memory_store_manager, create_search_memory_tool
 
             s = self.settings
+            # The engine's own client: LangChain's default async client is shared by every
+            # instance in the process, bound to the event loop that first used it.
+            self._http = httpx.AsyncClient(timeout=s.timeout)
             embedder = OpenAIEmbeddings(
                 model=s.embedder_model,
                 base_url=s.embedder_base,
                 api_key=s.key,  # type: ignore[arg-type]
                 dimensions=None,
                 check_embedding_ctx_length=False,
+                http_async_client=self._http,
             )
             store = InMemoryStore(index={"dims": s.embedding_dims, "embed": embedder})
             llm = ChatOpenAI(
@@ -112,6 +121,7 @@ class LangMemEngine(SearchPacks):
                 base_url=s.url,
                 api_key=s.key,  # type: ignore[arg-type]
                 timeout=s.timeout,
+                http_async_client=self._http,
             )
             manager = create_memory_store_manager(llm, namespace=NAMESPACE, store=store)
             search = create_search_memory_tool(
