@@ -250,3 +250,25 @@ def test_free_to_choose_the_stand_in_calls_a_tool_needing_no_existing_id(client)
         model="m", messages=[{"role": "user", "content": TEXT}], tools=tools[:1]
     )
     assert only_patch.choices[0].message.tool_calls[0].function.name == "PatchDoc"
+
+
+def test_json_object_answers_an_instance_of_a_json_schema_the_prompt_shows(client):
+    """cognee's fallback: the response model's JSON Schema in the system prompt."""
+    schema = {
+        "type": "object",
+        "properties": {"summary": {"type": "string"}, "description": {"type": "string"}},
+        "required": ["summary"],
+    }
+    reply = client.chat.completions.create(
+        model="m",
+        messages=[
+            {
+                "role": "system",
+                "content": f"Summarise. Conform to this schema:\n{json.dumps(schema)}",
+            },
+            {"role": "user", "content": "Ada moved to Bergen. She runs the lab."},
+        ],
+        response_format={"type": "json_object"},
+    )
+    answer = json.loads(reply.choices[0].message.content)
+    assert "Ada moved to Bergen." in answer["summary"] and "facts" not in answer
