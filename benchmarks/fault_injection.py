@@ -34,6 +34,7 @@ import httpx
 from benchmarks.engines import ROOT, bench_env
 from memeval.report.caveats import infra_note
 from memeval.results import RunReport
+from memeval.runner.context import sub_tenant
 from memeval.suites.catalog import resolve
 from memeval.suites.scenario import Scenario
 from memeval.testing.faultproxy import FaultPlan, FaultProxy
@@ -166,7 +167,7 @@ def stored_writes(url: str, report: RunReport, suite: str) -> dict[str, int]:
             if case.case_id not in scenarios:
                 continue
             for name in scenarios[case.case_id].tenants:
-                listing = client.get(f"/v1/tenants/{case.tenant}.{name}/memories")
+                listing = client.get(f"/v1/tenants/{sub_tenant(case.tenant, name)}/memories")
                 listing.raise_for_status()
                 held[f"{case.case_id}#{case.trial}/{name}"] = len(listing.json()["ids"])
     return held
@@ -182,6 +183,7 @@ def main() -> None:
     parser.add_argument("--malformed", type=float, default=0.05)
     parser.add_argument("--edge-status", type=float, default=0.05)
     parser.add_argument("--long-wait", type=float, default=0.01)
+    parser.add_argument("--lone-surrogate", type=float, default=0.0)
     args = parser.parse_args()
     plan = FaultPlan(
         seed=args.seed,
@@ -191,6 +193,7 @@ def main() -> None:
         malformed=args.malformed,
         edge_status=args.edge_status,
         long_wait=args.long_wait,
+        lone_surrogate=args.lone_surrogate,
         long_retry_after=2 * MAX_WAIT,
         hold=2 * CLIENT_TIMEOUT,
     )

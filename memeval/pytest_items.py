@@ -117,7 +117,7 @@ class CompositeItem(MemevalItem):
     def runtest(self) -> None:
         threshold = self.state.options.fail_under
         assert threshold is not None  # the item exists only with a threshold
-        why = below_threshold(self.state.report(), threshold)
+        why = below_threshold(self.state.report(), threshold, "--memeval-fail-under")
         if why is not None:
             raise CaseFailed(why)
 

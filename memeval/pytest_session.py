@@ -180,7 +180,7 @@ class MemevalSession:
             f"composite {pct(report.composite)} over {ran} of {len(self.selected)} cases"
         )
         if self.options.fail_under is not None:
-            line += f" (fail-under {pct(self.options.fail_under)})"
+            line += f" (--memeval-fail-under {pct(self.options.fail_under)})"
         terminalreporter.write_line(line)
 
     def pytest_unconfigure(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memeval.engines.types import Usage
 
@@ -206,6 +206,11 @@ class CaseResult(Model):
     evaluated_at: datetime | None = None  # the pinned evaluation time the case ran at
     attempt: int = 0  # earlier attempts infrastructure broke off, each on its own tenant
     infra_retries: int = 0  # engine requests retried within this attempt (5xx, 429, timeout)
+    capabilities: list[str] | None = None  # the engine's; None in results stored before
+
+
+RENAMED_KPIS = {"planted_flagged": "conflict_pack_hit"}
+"""Old KPI names in stored reports, by the name they go by now."""
 
 
 class Kpi(Model):
@@ -216,6 +221,20 @@ class Kpi(Model):
     better: str  # higher | lower
     n: int
     tag: str | None = None  # a probe tag (category:temporal): the KPI over those probes alone
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _current_name(cls, value: object) -> object:
+        """A report stored under an old name loads, and compares, under today's."""
+        return RENAMED_KPIS.get(value, value) if isinstance(value, str) else value
+
+
+class ModelUsed(Model):
+    """A model a run's scores depend on, and the prompt it was given: a score means nothing
+    without both."""
+
+    model: str
+    prompt_version: str
 
 
 class RunReport(Model):
@@ -254,6 +273,10 @@ class RunReport(Model):
     overbilled_usd_micros: int = Field(
         default=0, description="How much above their holds those calls were billed, in all."
     )
+    answerer: ModelUsed | None = Field(
+        default=None, description="The model that answered from the packs (--llm); None: none."
+    )
+    judge: ModelUsed | None = Field(default=None, description="The model that graded (--judge).")
 
     @property
     def overall_kpis(self) -> list[Kpi]:

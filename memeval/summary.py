@@ -4,12 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from urllib.parse import unquote
 
 from rich.markup import escape
 
 from memeval.results import CaseResult, CaseStatus, RunReport
 from memeval.scoring.kpis import composite, dimension_scores, kpis, tag_kpis
 from memeval.suites.fixture import Dimension
+
+DASH = "–"
+"""What a number that was not measured shows: never a zero that reads as measured."""
+
+
+def pct(value: float | None) -> str:
+    return DASH if value is None else f"{100 * value:.1f}%"
+
+
+def plural(n: int, noun: str) -> str:
+    """`1 case`, `2 cases`: never "1 cases"."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def readable_engine(text: str) -> str:
+    """An engine reference as a reader takes it in a header or a listing:
+    `http?url=http://host:1`, not the `http?url=http%3A%2F%2Fhost%3A1` it is stored as."""
+    return unquote(text)
 
 
 def subset_name(only: Sequence[str], dimensions: Sequence[str]) -> str | None:
@@ -80,10 +99,12 @@ def build_report(
     )
 
 
-def case_line(status: CaseStatus, score: float | None, where: str) -> str:
+def case_line(
+    status: CaseStatus, score: float | None, where: str, reason: str | None = None
+) -> str:
     """What `--verbose` prints as a case lands: `pass 1.00`, `FAIL 0.67` (a case that ran
     but missed something), or the status of one that did not run to the end (`error`,
-    `lost`), never "done 0.00" for a case that failed every check."""
+    `lost`) with its reason, never "done 0.00" for a case that failed every check."""
     shown = "–" if score is None else f"{score:.2f}"
     if status is not CaseStatus.done:
         verdict = f"[red]{status.value}[/]"
@@ -91,4 +112,18 @@ def case_line(status: CaseStatus, score: float | None, where: str) -> str:
         verdict = "[green]pass[/]"
     else:
         verdict = "[bold red]FAIL[/]"
-    return f"{verdict} {shown:>4}  {escape(where)}"
+    why = (
+        f"  [dim]{escape(short_reason(reason))}[/]"
+        if reason and status is not CaseStatus.done
+        else ""
+    )
+    return f"{verdict} {shown:>4}  {escape(where)}{why}"
+
+
+REASON_CHARS = 200
+"""A case's reason in the terminal: the first line, cut here; report.md keeps it whole."""
+
+
+def short_reason(reason: str) -> str:
+    line = reason.strip().splitlines()[0] if reason.strip() else reason
+    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"

@@ -64,6 +64,7 @@ COMMANDS = {
         "farm", "status", "Show a run's progress and scores so far, from the results store."
     ),
     "runs": Entry("runs", "runs", "List the runs in the results store, newest first."),
+    "kpis": Entry("kpis", "kpis", "Say what every KPI means and what its `n` counts."),
     "engines": Entry(
         "engines",
         "engines",
@@ -145,7 +146,7 @@ def _fail(exc: MemevalError) -> NoReturn:
     from rich.console import Console
     from rich.markup import escape
 
-    # Escaped: a fix such as `pip install 'memeval[mem0]'` is text, not rich markup.
+    # The message is text, not markup: `pip install 'memeval[mem0]'` must keep its extra.
     Console(stderr=True).print(
         f"[bold red]error:[/] {escape(redact(exc.render()))}", highlight=False, soft_wrap=True
     )

@@ -12,7 +12,7 @@ from rich.table import Table
 from memeval.cli.options import BaseUrl, Prices
 from memeval.llm.client import LlmClient
 from memeval.llm.estimate import PACK_TOKENS, ModelEstimate, estimate, planned_calls
-from memeval.llm.pricing import Price, resolve_prices
+from memeval.llm.pricing import Price, model_list, resolve_prices
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import base_url_of, budget_micros, parse_models, user_prices
 from memeval.plan import select
@@ -48,26 +48,36 @@ def estimate_command(
     cap = budget_micros(budget_usd)
     chosen = select(resolve(suite), only or [], dimension or [])
     calls = planned_calls(chosen, k=k, pack_tokens=pack_tokens)
-    prices = asyncio.run(_prices(names, base_url, price or []))
+    prices, listed = asyncio.run(_prices(names, base_url, price or []))
     rows = estimate(calls, trials=trials * profiles, prices=prices, max_tokens=max_tokens)
-    print_estimates(rows, prices, out)
+    print_estimates(rows, prices, out, unlisted=None if listed else base_url_of(base_url))
     if cap is not None:
         print_coverage(rows, cap, out)
 
 
 async def _prices(
     models: list[str], base_url: str | None, texts: list[str]
-) -> dict[str, Price | None]:
+) -> tuple[dict[str, Price | None], bool]:
+    """The prices, and whether the service's price list was at hand (fetched or cached) for
+    the models `--price` leaves out: offline, "unpriced" alone would read as "free"."""
     client = LlmClient(base_url_of(base_url), require_key=False)
+    given = user_prices(texts)
     try:
-        return await resolve_prices(models, client, user_prices(texts), need_prices=False)
+        prices = await resolve_prices(models, client, given, need_prices=False)
+        wanted = any(m not in given for m in models)
+        return prices, not wanted or await model_list(client) is not None
     finally:
         await client.aclose()
 
 
 def print_estimates(
-    rows: list[ModelEstimate], prices: dict[str, Price | None], console: Console
+    rows: list[ModelEstimate],
+    prices: dict[str, Price | None],
+    console: Console,
+    *,
+    unlisted: str | None = None,
 ) -> None:
+    """`unlisted`: the service whose price list could not be fetched, if it could not."""
     table = Table(title="estimate (before anything is spent)")
     for column in (
         "model",
@@ -102,7 +112,11 @@ def print_estimates(
         )
     console.print(table)
     if any(p is None for p in prices.values()):
-        console.print("unpriced models: give --price MODEL=PROMPT/COMPLETION to see dollars")
+        why = f"the price list of {unlisted} could not be fetched; " if unlisted else ""
+        console.print(
+            f"unpriced models: {why}give --price MODEL=PROMPT/COMPLETION to see dollars",
+            highlight=False,
+        )
 
 
 def print_coverage(rows: list[ModelEstimate], cap_micros: int, console: Console) -> None:

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from memeval.cli.summary import print_compare
+from memeval.errors import UsageError
 from memeval.evaluation.paths import check_output
 from memeval.llm.sweep import sweep_runs
 from memeval.report.compare import GroupBy, Verdict, compare
@@ -41,12 +42,25 @@ Resamples = Annotated[
     int,
     typer.Option(min=100, help="Bootstrap resamples behind every interval and verdict."),
 ]
+
+
+def share(value: float | None) -> float | None:
+    """`--fail-under 90` means 90%: said in one line with the share to write, not a boxed
+    range error."""
+    if value is not None and not 0.0 <= value <= 1.0:
+        percent = 1 < value <= 100 and value == int(value)
+        hint = f"--fail-under {value / 100:g} for {value:g}%" if percent else "--fail-under 0.9"
+        raise UsageError(
+            f"--fail-under takes a share from 0 to 1, not {value:g}", fix=f"e.g. {hint}"
+        )
+    return value
+
+
 FailUnder = Annotated[
     float | None,
     typer.Option(
         "--fail-under",
-        min=0.0,
-        max=1.0,
+        callback=share,
         help="Exit 3 when the composite is below this share (0–1), e.g. 0.7.",
     ),
 ]

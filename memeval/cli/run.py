@@ -12,6 +12,8 @@ prints, and turns the run's end into an exit code.
 
 from __future__ import annotations
 
+import time
+
 import typer
 from rich.console import Console
 
@@ -38,6 +40,7 @@ from memeval.report.stored import require_run
 from memeval.results import RunReport
 from memeval.runner.refusals import stopped
 from memeval.store import Store
+from memeval.summary import plural
 from memeval.viewer.discovery import run_url, store_key
 from memeval_farm.farm import check_engine
 from memeval_farm.settings import FarmSettings, load_settings
@@ -91,16 +94,17 @@ def run(
 
     Exit codes: 0 all cases done, 1 some case errored, lost or missing, 2 bad input,
     3 composite below --fail-under, 4 regression against --fail-on-regression, 5 the model
-    budget was reached (the calls it could not pay for are skipped; `--resume RUN_ID
-    --budget-usd LARGER` answers them), 6 the engine's credits ran out (402), 130 interrupted.
-    """
+    budget was reached (`--resume RUN --budget-usd LARGER` answers the calls it skipped),
+    6 the engine's credits ran out (402), 130 interrupted."""
+    began = time.monotonic()
     flags = RunFlags.model_validate(ctx.params)
     stop_gently_on_sigterm()
-    _run(flags)
+    _run(flags, began)
 
 
-def _run(flags: RunFlags) -> None:
-    """The run as the flags ask for it: check, plan, execute (or dispatch), conclude."""
+def _run(flags: RunFlags, began: float) -> None:
+    """The run as the flags ask for it: check, plan, execute (or dispatch), conclude;
+    `began`: when the command started, for the summary's last line."""
     settings = load_settings()
     local = concurrency(flags.workers)
     baseline = _checked(flags, settings)
@@ -115,7 +119,7 @@ def _run(flags: RunFlags) -> None:
         out.print(planned.run_id)
         return
     end = execute(farm, store, planned, _how(flags, local))
-    _conclude(end, store, planned, flags.fail_under, baseline)
+    _conclude(end, store, planned, flags.fail_under, baseline, time.monotonic() - began)
 
 
 def _how(flags: RunFlags, workers: int) -> Execution:
@@ -192,10 +196,14 @@ def _planned(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
             "--resume runs the cases of the run it names, with that run's options",
             fix="drop --engine/--suite/--label/--only/--dimension/--trials/--keep",
         )
+    # An id, a label or `latest`, as `report`, `status` and `compare` take it.
+    match = store.resolve_run(flags.resume)
+    if (note := match.note(flags.resume)) is not None:
+        out.print(note, highlight=False)
     # Local workers (or this process) run the cases: the engine is checked before the run
     # reopens.
     local = farm.shared is None
-    return plan_resume(store, flags.resume, flags.budget_usd, check_here=local, console=out)
+    return plan_resume(store, match.record.id, flags.budget_usd, check_here=local, console=out)
 
 
 def _conclude(
@@ -204,13 +212,22 @@ def _conclude(
     planned: PlannedRun,
     fail_under: float | None,
     baseline: RunReport | None,
+    elapsed_s: float,
 ) -> None:
     """The summary, then the exit code the run's end calls for."""
     report = end.report
     if end.stop in (None, Stop.interrupted, Stop.broker):
-        print_summary(report, out)
+        print_summary(report, out, elapsed_s)
     if end.stop is Stop.interrupted:
-        out.print(f"[yellow]interrupted[/]: resume with `memeval run --resume {report.run_id}`")
+        resume = f"`memeval run --resume {report.run_id}`"
+        if end.unwritten:
+            out.print(
+                f"[yellow]interrupted while the reports were written[/]: some may be missing; "
+                f"{resume} writes them all",
+                highlight=False,
+            )
+        else:
+            out.print(f"[yellow]interrupted[/]: resume with {resume}", highlight=False)
         raise typer.Exit(INTERRUPTED)
     if end.error is not None:
         raise end.error
@@ -227,7 +244,7 @@ def _conclude(
         raise typer.Exit(BUDGET_REACHED)
     if unfinished:
         out.print(
-            f"[yellow]{unfinished} cases did not finish[/]: "
+            f"[yellow]{plural(unfinished, 'case')} did not finish[/]: "
             f"resume with `memeval run --resume {report.run_id}`"
         )
         raise typer.Exit(1)

@@ -48,7 +48,10 @@ Detach = Annotated[
 ]
 Resume = Annotated[
     str | None,
-    typer.Option(help="Send a run's missing, lost and errored cases again.", metavar="RUN_ID"),
+    typer.Option(
+        help="Send a run's missing, lost and errored cases again: its id, label or `latest`.",
+        metavar="RUN",
+    ),
 ]
 InProcess = Annotated[
     bool, typer.Option("--in-process", help="Debug: run in this process, no farm.")

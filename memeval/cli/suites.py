@@ -12,8 +12,10 @@ from rich.table import Table
 
 from memeval.errors import UsageError
 from memeval.importers import sources
+from memeval.runner.context import engine_tenants
 from memeval.suites.catalog import count, resolve
 from memeval.suites.loader import document_schema, load_paths
+from memeval.summary import plural
 
 app = typer.Typer(help="List, validate and describe suites.", no_args_is_help=True)
 out = Console()
@@ -64,7 +66,15 @@ def validate(
 ) -> None:
     """Check user-written suite files; exit code 2 and a located message on the first error."""
     loaded = load_paths(paths)
-    out.print(f"[green]ok[/]: {len(loaded)} cases in {len({c.path for c in loaded})} files")
+    try:
+        tenants = engine_tenants((c.case for c in loaded), run_id="RUN")
+    except ValueError as exc:  # unreachable while tenant ids are escaped; said plainly if not
+        raise UsageError(str(exc), fix="rename one of the two cases") from None
+    out.print(
+        f"[green]ok[/]: {plural(len(loaded), 'case')} in "
+        f"{plural(len({c.path for c in loaded}), 'file')}, "
+        f"{plural(len(tenants), 'engine tenant')}, all distinct"
+    )
 
 
 @app.command()
@@ -96,4 +106,4 @@ def import_(
             f"unknown benchmark `{benchmark}`", fix=f"use one of: {', '.join(sources.BENCHMARKS)}"
         )
     written = sources.write(sources.load(*source), out_dir)
-    out.print(f"[green]wrote[/] {len(written)} cases to {out_dir}")
+    out.print(f"[green]wrote[/] {plural(len(written), 'case')} to {out_dir}")

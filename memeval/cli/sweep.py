@@ -33,6 +33,7 @@ from memeval.report.markdown import pct
 from memeval.results import CaseStatus
 from memeval.secrets import redact_model
 from memeval.suites.catalog import resolve
+from memeval.summary import plural
 from memeval_farm.farm import connect
 from memeval_farm.settings import load_settings
 from memeval_farm.sweep import sweep
@@ -166,8 +167,9 @@ def print_sweep(report: SweepReport, console: Console) -> None:
             highlight=False,
         )
     console.print(
-        f"{report.done} of {report.planned} case runs done, {report.errors} errors; "
-        f"common subset {len(report.common)} cases ({report.coverage:.0%} covered)",
+        f"{report.done} of {plural(report.planned, 'case run')} done, "
+        f"{plural(report.errors, 'error')}; common subset {plural(len(report.common), 'case')} "
+        f"({report.coverage:.0%} covered)",
         highlight=False,
     )
     runs = Table(title="runs", caption="answers and model right: on the common subset")

@@ -6,13 +6,32 @@ pydantic models with no behaviour beyond small conveniences.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memeval.suites.fixture import Assertion
+from memeval.text import mended
+
+WHEN_FIELDS = ("at", "as_of")
+"""The times memeval itself sends (when a turn happened, when a question is asked), held to
+the rule below; times an engine reports (`valid_from`, ...) keep pydantic's wider reading."""
+WHEN_PATTERN = r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9]"
+"""RFC 3339 as Python can hold it: no year 0000, no leap second. Published in the OpenAPI
+schema, so a generated client (or a schema fuzzer) knows what the server takes."""
+_WHEN = re.compile(WHEN_PATTERN)
+
+
+def _when_rule(schema: dict[str, Any]) -> None:
+    for name in WHEN_FIELDS:
+        prop = schema.get("properties", {}).get(name)
+        for sub in [prop or {}, *(prop or {}).get("anyOf", [])]:
+            if sub.get("format") == "date-time":
+                sub["pattern"] = WHEN_PATTERN
+
 
 INJECTED_OPEN = "<memory-context>"
 INJECTED_CLOSE = "</memory-context>"
@@ -22,7 +41,23 @@ recall back into memory, one copy per turn: an engine must drop the block from e
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_when_rule)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mended(cls, data: Any) -> Any:
+        """Engine answers and `memeval serve` bodies are outside text: a lone surrogate in
+        them becomes U+FFFD here, before it can reach a store, a report or a reply. A time
+        memeval sends must be written as one: pydantic would read `0` as 1970-01-01."""
+        for name in WHEN_FIELDS:
+            value = data.get(name) if isinstance(data, dict) and name in cls.model_fields else None
+            if value is None or isinstance(value, datetime):
+                continue
+            if not isinstance(value, str) or not _WHEN.match(value):
+                raise ValueError(
+                    f"`{name}` must be an ISO 8601 time such as 2026-03-02T09:00:00Z, not {value!r}"
+                )
+        return mended(data)
 
 
 class Capability(StrEnum):

@@ -78,7 +78,7 @@ def dispatch_detached(
         opener(str(shared.conf.result_backend))
     if planned.jobs:
         preflight_fleet(shared, settings, store, planned.jobs, console)
-        dispatch(shared, planned.run_id, planned.jobs)
+        dispatch(shared, planned.run_id, planned.jobs, prefix=settings.key_prefix)
 
 
 def execute(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> RunEnd:
@@ -99,9 +99,7 @@ def execute(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> Ru
     except RefusedStop as exc:  # in process; the farm's workers flag it (memeval_farm.halt)
         return _stopped(store, planned, how, Stop.refused, exc)
     report = finalize(store, run_id)
-    if how.outputs is not None:
-        how.outputs.write(report, planned.label, how.console)
-    return RunEnd(report=report)
+    return _written(store, planned, how, RunEnd(report=report))
 
 
 def _stopped(
@@ -112,9 +110,21 @@ def _stopped(
     error: MemevalError | None = None,
 ) -> RunEnd:
     report = finalize(store, planned.run_id, RunStatus.interrupted)
-    if how.outputs is not None:
-        how.outputs.write(report, planned.label, how.console)
-    return RunEnd(report=report, stop=stop, error=error)
+    return _written(store, planned, how, RunEnd(report=report, stop=stop, error=error))
+
+
+def _written(store: Store, planned: PlannedRun, how: Execution, end: RunEnd) -> RunEnd:
+    """The run's reports written. Ctrl-C while they are (a large suite's take seconds) leaves
+    the run `interrupted`, never `finished` without its reports: each file is whole or absent,
+    and `memeval run --resume` writes them all."""
+    if how.outputs is None:
+        return end
+    try:
+        how.outputs.write(end.report, planned.label, how.console)
+    except KeyboardInterrupt:
+        store.finish_run(planned.run_id, RunStatus.interrupted)
+        return RunEnd(report=end.report, stop=Stop.interrupted, error=end.error, unwritten=True)
+    return end
 
 
 def _run(farm: Farm, store: Store, planned: PlannedRun, how: Execution) -> None:
@@ -157,7 +167,8 @@ def _in_process(store: Store, planned: PlannedRun, how: Execution, shared: OpenS
         store.upsert_case_result(result)
         if how.verbose:
             where = f"{result.case_id}#{result.trial}"
-            how.console.print(case_line(result.status, result.score, where), highlight=False)
+            line = case_line(result.status, result.score, where, result.error)
+            how.console.print(line, highlight=False)
 
     asyncio.run(
         run_plan(

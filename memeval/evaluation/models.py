@@ -180,7 +180,9 @@ def _no_model_options(options: ModelOptions) -> None:
     if options.prices:
         stray.append("--price")
     if stray:
+        named = " and ".join([", ".join(stray[:-1]), stray[-1]] if len(stray) > 1 else stray)
         raise UsageError(
-            f"{', '.join(stray)} only apply when a model answers",
-            fix="add --llm, or drop those options",
+            f"{named} {'applies' if len(stray) == 1 else 'apply'} only when a model answers "
+            "(--llm)",
+            fix=f"add --llm, or drop {'it' if len(stray) == 1 else 'them'}",
         )

@@ -14,6 +14,7 @@ from memeval.errors import CreditsOut, MemevalError
 from memeval.llm.estimate import skipped_calls
 from memeval.results import CaseStatus, RunReport
 from memeval.store import RunRecord
+from memeval.summary import plural
 from memeval_farm.halt import NOT_RUN
 from memeval_farm.job import CaseJob
 
@@ -37,11 +38,12 @@ class RunEnd(BaseModel):
     report: RunReport
     stop: Stop | None = None
     error: MemevalError | None = None
+    unwritten: bool = False  # stopped while the reports were written: some may be missing
 
 
 def credits_out(reason: str, run_id: str, skipped: int | None = None) -> CreditsOut:
     """The run stopped because the engine cannot be paid: one message, its own exit code."""
-    count = "" if skipped is None else f"; {skipped} cases skipped"
+    count = "" if skipped is None else f"; {plural(skipped, 'case')} skipped"
     return CreditsOut(
         f"credits exhausted: {reason}{count}",
         fix=f"top up the engine's account, then `memeval run --resume {run_id}`",
@@ -77,6 +79,7 @@ def budget_reached(report: RunReport, jobs: list[CaseJob], record: RunRecord) ->
     cap = record.options.get("budget_micros")
     within = f" within the ${cap / 1e6:.4f} budget" if cap else ""
     return (
-        f"[yellow]budget reached: {calls} calls skipped[/] ({cases} cases){within}; to answer "
-        f"them: `memeval run --resume {record.id} --budget-usd LARGER`"
+        f"[yellow]budget reached: {plural(calls, 'call')} skipped[/] "
+        f"({plural(cases, 'case')}){within}; to answer them: "
+        f"`memeval run --resume {record.id} --budget-usd LARGER`"
     )

@@ -22,7 +22,7 @@ from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
 from memeval.suites.haystack import Haystack, expand
 from memeval.suites.scenario import Scenario
-from memeval.summary import subset_name
+from memeval.summary import plural, subset_name
 from memeval_farm.farm import check_engine
 from memeval_farm.job import CaseJob, plan_run
 
@@ -163,5 +163,7 @@ def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob],
         )
         for p in missing
     ]
-    console.print(f"resuming {run_id}: {len(jobs)} of {record.planned_count} cases to run")
+    console.print(
+        f"resuming {run_id}: {len(jobs)} of {plural(record.planned_count, 'case')} to run"
+    )
     return jobs, record

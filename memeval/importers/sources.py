@@ -43,6 +43,12 @@ OPTIONS = {"locomo": ("categories",), "longmemeval": ()}
 """What `NAME:PATH?option=value` may set, per benchmark."""
 
 
+def is_benchmark(suite: str) -> bool:
+    """Whether a run's suite is a benchmark read at run time (`locomo:PATH`), as stored."""
+    name, colon, _ = suite.partition(":")
+    return bool(colon) and name in BENCHMARKS
+
+
 class Source(NamedTuple):
     name: str
     path: Path

@@ -14,7 +14,15 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, SecretStr
 
-from memeval.llm.errors import KEY_VARS, AuthError, MaybeBilled, Rejected, Transient, classify
+from memeval.llm.errors import (
+    KEY_VARS,
+    AuthError,
+    MaybeBilled,
+    Rejected,
+    Unreachable,
+    classify,
+)
+from memeval.text import mended
 
 OPENROUTER = "https://openrouter.ai/api/v1"
 BASE_URL_VAR = "MEMEVAL_LLM_BASE_URL"
@@ -131,7 +139,8 @@ class LlmClient:
                 truncated=choice.get("finish_reason") == "length",
             )
         except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise Transient(f"malformed completion: {type(exc).__name__}: {exc}") from None
+            # A 200 is a billed answer even when it cannot be read: it counts at its hold.
+            raise MaybeBilled(f"malformed completion: {type(exc).__name__}: {exc}") from None
 
     async def key_info(self) -> KeyInfo | None:
         """The key's limits, or None where the server has no such endpoint (not OpenRouter)."""
@@ -160,13 +169,15 @@ class LlmClient:
         try:
             response = await self._http.request(method, path, **kwargs)
         except UNSENT as exc:
-            raise Transient(f"{method} {path} failed: {type(exc).__name__}") from None
+            raise Unreachable(
+                f"{method} {path} failed: {type(exc).__name__}", url=str(self._http.base_url)
+            ) from None
         except httpx.TimeoutException:
             raise MaybeBilled(f"{method} {path} timed out", status=408) from None
         except httpx.TransportError as exc:
             raise MaybeBilled(f"{method} {path} failed: {type(exc).__name__}") from None
         try:
-            body: Any = response.json()
+            body: Any = mended(response.json())  # a lone surrogate is mended, not a crash later
         except ValueError:
             body = None
         if response.status_code >= 400:
@@ -176,8 +187,8 @@ class LlmClient:
                 _retry_after(response.headers.get("retry-after")),
                 env_var=self.env_var,
             )
-        if not isinstance(body, dict):
-            raise Transient(f"{method} {path} answered {response.status_code} without JSON")
+        if not isinstance(body, dict):  # answered, maybe billed, unreadable: counted at the hold
+            raise MaybeBilled(f"{method} {path} answered {response.status_code} without JSON")
         return body
 
 

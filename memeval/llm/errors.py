@@ -37,6 +37,15 @@ class Transient(LlmError):
     retryable = True
 
 
+class Unreachable(Transient):
+    """Nothing answers at the service's address (refused, no route, bad scheme): no request
+    went out, so a run set up against it must stop and name the URL."""
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
 class RateLimited(Transient):
     """429: everyone sharing the model's limiter must wait `retry_after` seconds."""
 

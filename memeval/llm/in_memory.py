@@ -137,6 +137,7 @@ class MemoryBudget:
                 need = least
                 grant = min(grant, s.cap - s.spent - s.reserved)
             wait = wait or s.cap - s.spent - s.reserved < need
+            wait = wait or (s.reserved > 0 and s.calls == 0)  # the first call settles alone
         if wait:
             return False
         hold = Hold(id=secrets.token_hex(8), amount_micros=grant)

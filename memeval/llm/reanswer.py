@@ -100,7 +100,7 @@ async def answer_run(
     *,
     shared: OpenShared,
     ledger: PaidCalls,
-    landed: Callable[[CaseResult], None],
+    landed: Callable[[CaseResult], object],
     concurrency: int = 4,
 ) -> None:
     """Answers every case of `plan.todo`, handing each result to `landed` as it is done."""
@@ -157,7 +157,7 @@ async def reanswer_case(
 ANSWER_STEP = "answer"
 ASKED = (CheckStatus.passed, CheckStatus.failed)
 """Probes whose pack came back: an unsupported or failed call left nothing to answer from."""
-_FRESH_PROBE = {
+_FRESH_PROBE: dict[str, object] = {
     "model_answer": None,
     "model_ok": None,
     "model_f1": None,

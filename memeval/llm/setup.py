@@ -19,6 +19,7 @@ from memeval.llm.client import (
     LlmClient,
     default_base_url,
 )
+from memeval.llm.errors import Unreachable
 from memeval.llm.pricing import Price, parse_price, resolve_prices
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.rates import parse_rates
@@ -64,6 +65,16 @@ def base_url_of(given: str | None) -> str:
             fix="give the OpenAI-compatible API's base URL, e.g. http://127.0.0.1:11434/v1",
         )
     return base
+
+
+def service_down(base: str, exc: Unreachable) -> UsageError:
+    """A model service that is not running: a setting to fix before the run, not a failure."""
+    reason = exc.message.rsplit(": ", 1)[-1]
+    return UsageError(
+        f"nothing answers at {base}: no model service is running there ({reason})",
+        fix="start it (`memeval models serve` serves the stand-in models), or give --base-url "
+        f"(or {BASE_URL_VAR}) the URL of one that runs",
+    )
 
 
 def model_timeout(given: float | None) -> float:
@@ -131,6 +142,8 @@ async def prepare(
     try:
         priced = await resolve_prices(models, client, given, need_prices=cap is not None)
         warnings = await _key_warnings(client, cap)
+    except Unreachable as exc:
+        raise service_down(base, exc) from None
     finally:
         await client.aclose()
     specs = {

@@ -3,8 +3,9 @@ infrastructure trouble the run met on the way. One wording for the terminal, md 
 
 from __future__ import annotations
 
-from memeval.results import RunReport
-from memeval.summary import scope
+from memeval.models import CHAT_MODEL, NOTE
+from memeval.results import CaseStatus, RunReport
+from memeval.summary import plural, scope
 
 SHOWN = 10
 """Unscored cases named in a one-line note; the JSON report and md list every one."""
@@ -36,14 +37,45 @@ def partial_note(report: RunReport, *, every: bool = False) -> str | None:
     )
 
 
+def models_note(report: RunReport) -> str | None:
+    """Which model answered, under which prompt (and which judged), in every report of an
+    `--llm` run; with the stand-in chat model, that its answers measure the pack, not a model."""
+    if report.answerer is None:
+        return None
+    used = [f"answers by {report.answerer.model} (prompt {report.answerer.prompt_version})"]
+    if report.judge is not None:
+        used.append(f"graded by {report.judge.model} (prompt {report.judge.prompt_version})")
+    note = "; ".join(used)
+    stand_in = {CHAT_MODEL} & {report.answerer.model, report.judge and report.judge.model}
+    if stand_in:
+        note += (
+            f"; caveat: {CHAT_MODEL} answers with the pack line nearest the question, as the "
+            f"extractive answer does, so model_answer measures the pack, not a model ({NOTE})"
+        )
+    return note
+
+
 def infra_note(report: RunReport) -> str | None:
     """The infrastructure errors met, which never counted against the engine; None if none."""
     if not report.infra_retries and not report.case_restarts:
         return None
     return (
-        f"infrastructure errors met: {_count(report.infra_retries, 'request')} retried, "
-        f"{_count(report.case_restarts, 'case')} restarted on a fresh tenant; "
+        f"infrastructure errors met: {plural(report.infra_retries, 'request')} retried, "
+        f"{plural(report.case_restarts, 'case')} restarted on a fresh tenant; "
         "none is in the score"
+    )
+
+
+def spend_note(report: RunReport) -> str | None:
+    """How much of the answering model's spend bought answers that reached a score; None when
+    all of it did. A budget that runs out mid-case buys answers for cases then not scored."""
+    total = sum(c.answerer_usd_micros for c in report.cases)
+    lost = sum(c.answerer_usd_micros for c in report.cases if c.status is not CaseStatus.done)
+    if not total or not lost:
+        return None
+    return (
+        f"model spend: {100 * (total - lost) / total:.1f}% of ${total / 1e6:.4f} reached a "
+        f"score; ${lost / 1e6:.4f} bought answers for cases not in it"
     )
 
 
@@ -53,10 +85,6 @@ def overbilling_note(report: RunReport) -> str | None:
         return None
     return (
         f"warning: the model service billed ${report.overbilled_usd_micros / 1e6:.6f} above "
-        f"the budget's holds on {_count(report.overbilled_calls, 'call')}, so the budget was "
+        f"the budget's holds on {plural(report.overbilled_calls, 'call')}, so the budget was "
         "closed; check the model's price (--price MODEL=PROMPT/COMPLETION)"
     )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")

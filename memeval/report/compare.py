@@ -132,8 +132,9 @@ class Comparison(Model):
     def verdict(self) -> str:
         """Called clear when the headline number itself moved: the composite, else pack hit.
 
-        A side effect going the other way (fewer spurious conflicts from an engine that never
-        reports any) is named in the headline but does not redeem a collapsed composite.
+        A side effect going the other way (a smaller pack from an engine that recalls less) is
+        named in the headline but does not redeem a collapsed composite. A KPI one side cannot
+        produce (spurious conflicts from an engine that reports none) is n/a, never a move.
         """
         lead = next(
             (

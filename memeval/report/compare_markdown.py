@@ -11,6 +11,7 @@ from memeval.report.markdown import literal, table
 from memeval.report.numbers import DASH, delta, delta_span, number, pct, unpriced
 from memeval.report.stats import Spread
 from memeval.report.triple import compare_lines
+from memeval.summary import plural
 
 MOVE_HEADER = ["group", "metric", "baseline", "candidate", "Δ", "95% CI of Δ", "verdict"]
 FLIP_HEADER = ["scope", "units", "lost", "gained", "p", "verdict"]
@@ -30,7 +31,7 @@ def intro(report: CompareReport) -> str:
     outside = sum(g.outside for g in report.groups)
     return (
         f"Grouped by {report.by.value}; baseline `{report.baseline}`; "
-        f"{len(report.common)} cases in common"
+        f"{plural(len(report.common), 'case')} in common"
         + (f" ({outside} case ids outside the common subset left out)." if outside else ".")
     )
 

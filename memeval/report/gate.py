@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from memeval.errors import MemevalError
 from memeval.report.compare import Comparison, GroupBy, Verdict, compare
-from memeval.report.markdown import pct
+from memeval.report.numbers import pct
 from memeval.report.stats import RESAMPLES
 from memeval.results import RunReport
 
@@ -27,12 +27,15 @@ class GateFailed(MemevalError):
         self.exit_code = exit_code
 
 
-def below_threshold(report: RunReport, threshold: float) -> str | None:
-    """Why the run fails `--fail-under`, or None when it passes."""
+def below_threshold(
+    report: RunReport, threshold: float, option: str = "--fail-under"
+) -> str | None:
+    """Why the run fails `option` (the pytest plugin's is `--memeval-fail-under`), or None
+    when it passes."""
     if report.composite is None:
-        return f"no composite to hold to --fail-under {pct(threshold)}: no dimension fixture ran"
+        return f"no composite to hold to {option} {pct(threshold)}: no dimension fixture ran"
     if report.composite < threshold:
-        return f"composite {pct(report.composite)} is below --fail-under {pct(threshold)}"
+        return f"composite {pct(report.composite)} is below {option} {pct(threshold)}"
     return None
 
 

@@ -17,16 +17,24 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
+from memeval.importers.sources import is_benchmark
+from memeval.report.caveats import (
+    composite_title,
+    infra_note,
+    models_note,
+    overbilling_note,
+    partial_note,
+)
 from memeval.report.compare import RULE, CompareReport
 from memeval.report.compare_markdown import move_rows
-from memeval.report.intervals import RunIntervals, run_intervals
-from memeval.report.numbers import DASH, kpi_number
+from memeval.report.intervals import RunIntervals, headline_titles, run_intervals
+from memeval.report.numbers import DASH, kpi_number, number, sample
 from memeval.report.numbers import ci as ci_text
-from memeval.report.scorecard import COMPOSITE, PACK_HIT
+from memeval.report.scorecard import COMPOSITE
 from memeval.report.stats import Interval
 from memeval.report.tables import (
     AccuracyRow,
+    CostRow,
     accuracy_rows,
     cost_rows,
     latency_rows,
@@ -36,6 +44,7 @@ from memeval.report.tables import (
 )
 from memeval.results import CaseResult, CaseStatus, Kpi, Phase, QueryLog, RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
+from memeval.summary import plural, readable_engine
 
 
 @cache
@@ -87,9 +96,14 @@ def page(title: str, subtitle: str, data: dict[str, Any]) -> str:
 
 def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str:
     ci = intervals or run_intervals(report)
-    notes = (partial_note(report), infra_note(report), overbilling_note(report))
+    notes = (
+        models_note(report),
+        partial_note(report),
+        infra_note(report),
+        overbilling_note(report),
+    )
     subtitle = (
-        f"engine {report.engine} · suite {report.suite}"
+        f"engine {readable_engine(report.engine)} · suite {report.suite}"
         + (f" ({report.subset})" if report.subset else "")
         + f" · run {report.run_id} · "
         f"started {report.started_at:%Y-%m-%d %H:%M} UTC · cases: {status_counts(report.cases)}"
@@ -103,15 +117,21 @@ def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
     def interval(name: str) -> dict[str, Any]:
         return ci.intervals.get(name, Interval(value=None)).model_dump()
 
-    mark = " (partial)" if report.partial else ""
+    def shown(name: str) -> dict[str, str]:
+        """The strings the page prints, as the markdown prints them (see report.numbers)."""
+        got = ci.intervals.get(name, Interval(value=None))
+        return {"ci_shown": ci_text(got), "sample": sample(got, trials)}
+
+    trials = len({c.trial for c in report.cases})
     headline = [
-        {"name": name, "title": title, **interval(name)}
+        {"name": name, "title": title, **interval(name), **shown(name)}
         | {"spread": spread.model_dump() if (spread := ci.trials.get(name)) else None}
-        for name, title in ((COMPOSITE, composite_title(report)), (PACK_HIT, "pack hit" + mark))
-        if interval(name)["value"] is not None
+        for name, title in headline_titles(
+            ci, composite_title(report), report.partial, benchmark=is_benchmark(report.suite)
+        )
     ]
     dimensions = [
-        {"name": name, "weight": weight, **interval(name)}
+        {"name": name, "weight": weight, **interval(name), **shown(name)}
         for name, weight in [*((d.value, WEIGHTS[d]) for d in Dimension), (COMPOSITE, 1.0)]
     ]
     accuracy = accuracy_rows(report.cases)
@@ -122,12 +142,19 @@ def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
         "dimensions": dimensions if any(c.kind == "fixture" for c in report.cases) else [],
         "heat": _heat(accuracy),
         "latency": [r.model_dump() for r in latency_rows(report.cases)],
-        "cost": [r.model_dump() for r in cost_rows(report.cases)],
+        "cost": [r.model_dump() | {"shown": _cost(r)} for r in cost_rows(report.cases)],
         "accuracy": [r.model_dump() for r in accuracy],
         "tags": [r.model_dump() for r in tag_rows(report.cases)],
         "kpis": [_kpi(k, report, ci) for k in report.overall_kpis],
         "items": [item for case in report.cases for item in items(case)],
     }
+
+
+def _cost(row: CostRow) -> str:
+    """E.g. "$0.0015 each · 40 correct"; unpriced, "– each": a dash, never a free "$0"."""
+    if not row.correct:
+        return "no correct answer"
+    return f"{number(row.usd_per_correct, 'usd')} each · {row.correct} correct"
 
 
 def _kpi(k: Kpi, report: RunReport, intervals: RunIntervals) -> dict[str, Any]:
@@ -232,7 +259,7 @@ def items(case: CaseResult) -> list[dict[str, Any]]:
 def render_compare_html(report: CompareReport) -> str:
     subtitle = (
         f"grouped by {report.by.value} · baseline {report.baseline} · "
-        f"{len(report.common)} cases in common · {report.resamples} resamples"
+        f"{plural(len(report.common), 'case')} in common · {report.resamples} resamples"
     )
     data = report.model_dump(mode="json", exclude={"table"})
     for dumped, comparison in zip(data["comparisons"], report.comparisons, strict=True):

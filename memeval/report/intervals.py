@@ -6,9 +6,20 @@ in the report itself instead of leaving it to a reader's intuition.
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from memeval.report.scorecard import by_case, card_values, scorecard, strata, values
+from memeval.report.scorecard import (
+    COMPOSITE,
+    PACK_HIT,
+    by_case,
+    card_of,
+    card_values,
+    scorecard,
+    strata,
+    values,
+)
 from memeval.report.stats import (
     RESAMPLES,
     SEED,
@@ -20,6 +31,8 @@ from memeval.report.stats import (
 )
 from memeval.results import CaseResult, RunReport
 from memeval.scoring.kpis import merge, tally
+
+EVIDENCE = "evidence_recall"
 
 
 class RunIntervals(BaseModel):
@@ -43,12 +56,44 @@ def run_intervals(
     def statistic(ids: list[str]) -> dict[str, float | None]:
         return card_values(merge(tallies[i] for i in ids))
 
-    samples = bootstrap(strata(cases), statistic, resamples=resamples, seed=seed)
+    layers = strata(cases)
+    samples = bootstrap(layers, statistic, resamples=resamples, seed=seed)
+    behind: dict[str, set[str]] = defaultdict(set)
+    for case_id, t in tallies.items():
+        for k in card_of(t):
+            if k.n:
+                behind[k.name].add(case_id)
     intervals = {}
     for k in point:
-        low, high = percentile_interval(samples.get(k.name, []) if k.value is not None else [])
-        intervals[k.name] = Interval(value=k.value, low=low, high=high, n=k.n)
+        # Cases resample within their stratum: a number whose every stratum holds one case
+        # of it is drawn the same every time, a zero-width interval that would read as
+        # certainty. It has no interval.
+        drawn = k.value is not None and any(
+            len(behind[k.name].intersection(ids)) > 1 for ids in layers.values()
+        )
+        low, high = percentile_interval(samples.get(k.name, []) if drawn else [])
+        intervals[k.name] = Interval(
+            value=k.value, low=low, high=high, n=k.n, cases=len(behind[k.name])
+        )
     return RunIntervals(resamples=resamples, intervals=intervals, trials=trial_spread(cases))
+
+
+def headline_titles(
+    ci_: RunIntervals, composite: str, partial: bool = False, *, benchmark: bool = False
+) -> list[tuple[str, str]]:
+    """(name, title) of the numbers a report leads with: the composite, then, for a benchmark
+    read at run time (`locomo:PATH`), its evidence recall, which is what the benchmark
+    measures, one per question; else pack hit over both phases. Only those the run measured."""
+    mark = " (partial)" if partial else ""
+    evidence = benchmark and _measured(ci_, EVIDENCE)
+    second = (EVIDENCE, "evidence recall") if evidence else (PACK_HIT, "pack hit")
+    titles = [(COMPOSITE, composite), (second[0], second[1] + mark)]
+    return [(name, title) for name, title in titles if _measured(ci_, name)]
+
+
+def _measured(ci_: RunIntervals, name: str) -> bool:
+    interval = ci_.intervals.get(name)
+    return interval is not None and interval.value is not None
 
 
 def trial_spread(cases: list[CaseResult]) -> dict[str, Spread]:

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import re
 
+from memeval.importers.sources import is_benchmark
 from memeval.llm.agreement import agreement
 from memeval.llm.judge import JUDGE_PROMPT_VERSION, PROMPTS_SHA256, all_prompts
-from memeval.report.caveats import composite_title, infra_note, overbilling_note, partial_note
-from memeval.report.intervals import RunIntervals, run_intervals
-from memeval.report.numbers import DASH, ci, kpi_number, ms, number, pct
-from memeval.report.scorecard import COMPOSITE, PACK_HIT
-from memeval.report.stats import Spread
+from memeval.report.caveats import (
+    composite_title,
+    infra_note,
+    models_note,
+    overbilling_note,
+    partial_note,
+    spend_note,
+)
+from memeval.report.intervals import RunIntervals, headline_titles, run_intervals
+from memeval.report.numbers import DASH, ci, kpi_number, ms, number, pct, sample
+from memeval.report.scorecard import COMPOSITE
+from memeval.report.stats import Interval, Spread
 from memeval.report.tables import (
     AccuracyRow,
     accuracy_rows,
@@ -25,6 +33,7 @@ from memeval.report.tables import (
 from memeval.report.triple import run_lines
 from memeval.results import RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
+from memeval.summary import readable_engine
 
 
 def sd(spread: Spread | None, unit: str = "share") -> str:
@@ -69,7 +78,8 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     finished = f", finished {report.finished_at:%H:%M}" if report.finished_at else ""
     subset = f" ({report.subset})" if report.subset else ""
     out.append(
-        f"Engine `{report.engine}`, suite `{report.suite}`{subset}, run `{report.run_id}`, "
+        f"Engine {literal(readable_engine(report.engine))}, suite {literal(report.suite)}"
+        f"{subset}, run `{report.run_id}`, "
         f"started {report.started_at:%Y-%m-%d %H:%M}{finished} UTC."
     )
     trials = len({c.trial for c in report.cases})
@@ -78,17 +88,21 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
         + (f" over {trials} trials" if trials > 1 else "")
         + (f"; {len(report.missing)} missing." if report.missing else ".")
     )
+    if (used := models_note(report)) is not None:
+        out += ["", f"Model: {used}."]
     out += ["", *(f"**{text}**" for text in run_lines(report.engine, report.kpis))]
     partial, infra = partial_note(report, every=True), infra_note(report)
     if partial is not None:
         out += ["", f"**P{partial[1:]}.** Resume the run to score them."]
     if infra is not None:
         out += ["", f"I{infra[1:]}."]
+    if (spent := spend_note(report)) is not None:
+        out += ["", f"M{spent[1:]}."]
     if (overbilled := overbilling_note(report)) is not None:
         out += ["", f"**W{overbilled[1:]}.**"]
     sections = [
-        _headline(ci_, composite_title(report), report.partial),
-        _dimensions(report, ci_),
+        _headline(ci_, composite_title(report), report.partial, trials, is_benchmark(report.suite)),
+        _dimensions(report, ci_, trials),
         _accuracy(report),
         _latency(report),
         _usage(report),
@@ -99,21 +113,31 @@ def render(report: RunReport, intervals: RunIntervals | None = None) -> str:
     for section in sections:
         if section:
             out += ["", *section]
-    return "\n".join(out).rstrip() + "\n"
+    return visible("\n".join(out).rstrip() + "\n")
 
 
-def _headline(ci_: RunIntervals, composite: str, partial: bool = False) -> list[str]:
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """`text` with every control character but the newline and tab written as `\\xNN`: a
+    report quotes suite and engine text, and an ESC sequence in it would recolour, move or
+    retitle the terminal of whoever `cat`s the file."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _headline(
+    ci_: RunIntervals,
+    composite: str,
+    partial: bool = False,
+    trials: int = 1,
+    benchmark: bool = False,
+) -> list[str]:
     lines = []
-    titles = (
-        (COMPOSITE, composite[:1].upper() + composite[1:]),
-        (PACK_HIT, "Pack hit" + (" (partial)" if partial else "")),
-    )
-    for name, title in titles:
-        interval = ci_.intervals.get(name)
-        if interval is None or interval.value is None:
-            continue
-        line = f"- **{title} {pct(interval.value)}**"
-        line += f" (95% CI {ci(interval)}, n={interval.n})"
+    for name, title in headline_titles(ci_, composite, partial, benchmark=benchmark):
+        interval = ci_.intervals[name]
+        line = f"- **{title[:1].upper() + title[1:]} {pct(interval.value)}**"
+        line += f" (95% CI {ci(interval)}, {sample(interval, trials)})"
         if name in ci_.trials:
             line += f"; across trials {sd(ci_.trials[name])}"
         lines.append(line)
@@ -126,7 +150,7 @@ def _headline(ci_: RunIntervals, composite: str, partial: bool = False) -> list[
     return ["## Headline", "", *lines, "", note]
 
 
-def _dimensions(report: RunReport, ci_: RunIntervals) -> list[str]:
+def _dimensions(report: RunReport, ci_: RunIntervals, trials: int = 1) -> list[str]:
     if not any(c.kind == "fixture" for c in report.cases):
         return []
     header = ["dimension", "weight", "fixtures", "score", "95% CI"]
@@ -140,7 +164,7 @@ def _dimensions(report: RunReport, ci_: RunIntervals) -> list[str]:
         row = [
             shown,
             f"{weight:.2f}",
-            str(interval.n if interval else 0),
+            _fixtures(interval, trials),
             pct(interval.value if interval else None),
             ci(interval),
         ]
@@ -148,6 +172,15 @@ def _dimensions(report: RunReport, ci_: RunIntervals) -> list[str]:
             row.append(sd(ci_.trials.get(name)))
         rows.append(row)
     return ["## Dimensions", "", *table(header, rows)]
+
+
+def _fixtures(interval: Interval | None, trials: int) -> str:
+    """Fixtures, not fixture runs: "10 × 3 trials", never 30 for ten fixtures."""
+    if interval is None:
+        return "0"
+    if trials > 1 and interval.cases:
+        return f"{interval.cases} × {trials} trials"
+    return str(interval.n)
 
 
 _ACCURACY = [

@@ -9,13 +9,13 @@ from collections.abc import Mapping, Sequence
 
 from memeval.report.stats import Interval
 from memeval.results import Kpi
+from memeval.scoring.kpis import NEEDS
+from memeval.summary import DASH, pct, plural
 
-DASH = "–"
-"""What a number that was not measured shows: never a zero that reads as measured."""
+__all__ = ["DASH", "pct"]  # every number's form, wherever it is defined
 
-
-def pct(value: float | None) -> str:
-    return DASH if value is None else f"{100 * value:.1f}%"
+NOT_APPLICABLE = "n/a"
+"""What a KPI the engine cannot produce shows (see `memeval.scoring.kpis.NEEDS`)."""
 
 
 def ms(value: float) -> str:
@@ -51,9 +51,19 @@ def number(value: float | None, unit: str) -> str:
 
 
 def ci(interval: Interval | None, unit: str = "share") -> str:
+    """The interval; n/a for a measured number none can be drawn for (one case of it)."""
+    if interval is not None and interval.value is not None and interval.low is None:
+        return NOT_APPLICABLE
     if interval is None or interval.low is None or interval.high is None:
         return DASH
     return f"{number(interval.low, unit)} – {number(interval.high, unit)}"
+
+
+def sample(interval: Interval, trials: int) -> str:
+    """What `n` is over: `n=30 (10 cases × 3 trials)`, so trials never pass for cases."""
+    if trials > 1 and interval.cases:
+        return f"n={interval.n} ({plural(interval.cases, 'case')} × {trials} trials)"
+    return f"n={interval.n}"
 
 
 def delta(value: float | None, unit: str) -> str:
@@ -71,6 +81,8 @@ def kpi_number(kpi: Kpi, kpis: Sequence[Kpi]) -> str:
     """A KPI's value beside the others of its run (see `unpriced`)."""
     if kpi.name in unpriced({k.name: k.value for k in kpis if k.tag is None}):
         return DASH
+    if kpi.value is None and kpi.name in NEEDS:
+        return NOT_APPLICABLE
     return number(kpi.value, kpi.unit)
 
 

@@ -30,6 +30,7 @@ class Interval(BaseModel):
     low: float | None = None
     high: float | None = None
     n: int = 0
+    cases: int = 0  # distinct cases behind n (their trials counted once)
 
 
 class Spread(BaseModel):
@@ -99,7 +100,7 @@ def mcnemar(only_first: int, only_second: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(only_first, only_second) + 1))
-    return min(1.0, 2 * tail / 2**n)
+    return min(1.0, 2 * tail / float(2**n))
 
 
 def spread(values: Sequence[float]) -> Spread:

@@ -7,7 +7,7 @@ The store is the source of truth, never a chord's arguments, so every report of 
 from __future__ import annotations
 
 from memeval.plan import CaseRef
-from memeval.results import RunReport
+from memeval.results import ModelUsed, RunReport
 from memeval.store import CaseKey, RunRecord, Store, UnknownRun
 from memeval.summary import build_report
 
@@ -41,4 +41,18 @@ def fold(store: Store, record: RunRecord) -> RunReport:
         planned=[ref_key(p.key) for p in record.planned],
     )
     report.overbilled_calls, report.overbilled_usd_micros = store.overbilling(record.id)
+    report.answerer, report.judge = models_used(record.options.get("llm"))
     return report
+
+
+def models_used(llm: object) -> tuple[ModelUsed | None, ModelUsed | None]:
+    """The answering model and the judge a run stored in its options (`RunOptions.llm`)."""
+    if not isinstance(llm, dict) or not llm.get("model"):
+        return None, None
+    judge = llm.get("judge")
+    return (
+        ModelUsed(model=llm["model"], prompt_version=llm.get("prompt_version") or "?"),
+        ModelUsed(model=judge["model"], prompt_version=judge.get("prompt_version") or "?")
+        if isinstance(judge, dict) and judge.get("model")
+        else None,
+    )

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult
+from memeval.report.numbers import unpriced
+from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult, QueryLog
 from memeval.scoring.kpis import kpis, percentile
 from memeval.scoring.spend import engine_spend
 
@@ -224,14 +225,17 @@ def cost_rows(cases: list[CaseResult]) -> list[CostRow]:
         parts[case.dimension or case.kind].append(case)
     rows = []
     for group, part in [*sorted(parts.items()), (ALL, cases)]:
-        cost = {k.name: k for k in kpis(part) if k.group == "cost"}
+        measured = kpis(part)
+        cost = {k.name: k for k in measured if k.group == "cost"}
+        # Unpriced, the cost per correct answer is not measured: a dash, never a free "$0".
+        priced = "usd_per_correct" not in unpriced({k.name: k.value for k in measured})
         rows.append(
             CostRow(
                 group=group,
                 engine_usd=cost["engine_usd"].value or 0.0,
                 answerer_usd=cost["answerer_usd"].value or 0.0,
                 correct=cost["usd_per_correct"].n,
-                usd_per_correct=cost["usd_per_correct"].value,
+                usd_per_correct=cost["usd_per_correct"].value if priced else None,
             )
         )
     return rows
@@ -243,7 +247,7 @@ def usage(cases: list[CaseResult]) -> Usage:
         for t in case.timings:
             calls[t.call].append(t.ms)
     probes = [p for c in cases for p in c.probes]
-    answered = [*probes, *(q for c in cases for q in c.queries)]
+    answered: list[ProbeResult | QueryLog] = [*probes, *(q for c in cases for q in c.queries)]
     spend = engine_spend(cases)
     return Usage(
         engine_usd=None if spend is None else spend.usd_micros / 1e6,

@@ -47,6 +47,12 @@ def write_reports(report: RunReport, out_dir: Path) -> dict[str, Path]:
     paths = {}
     for fmt in Format:
         path = out_dir / f"report.{fmt.value}"
-        path.write_text(render_as(report, fmt, ci), encoding="utf-8")
+        # Whole or not at all: a report cut off by Ctrl-C would read as the run's.
+        part = path.with_name(f".{path.name}.part")
+        try:
+            part.write_text(render_as(report, fmt, ci), encoding="utf-8")
+            part.replace(path)
+        finally:
+            part.unlink(missing_ok=True)
         paths[fmt.value] = path
     return paths

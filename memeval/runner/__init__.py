@@ -20,6 +20,7 @@ from memeval.runner.refusals import describe
 from memeval.runner.scenario import run_scenario
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
+from memeval.text import mended
 
 if TYPE_CHECKING:
     from memeval.llm.answer import Answerer
@@ -57,6 +58,7 @@ async def run_case(
         status=CaseStatus.done,
         tags=[] if isinstance(case, Fixture) else [t.value for t in case.tags],
         started_at=datetime.now(UTC),
+        capabilities=sorted(c.value for c in engine.capabilities),
     )
     if answerer is not None and await answerer.exhausted():
         result.status = CaseStatus.skipped_budget
@@ -79,7 +81,7 @@ async def run_case(
     except Unsupported as exc:
         result.status = CaseStatus.done
         result.score = 0.0
-        result.error = f"unsupported: {exc}"
+        result.error = mended(f"unsupported: {exc}")
     finally:
         if not options.keep:
             ctx.watch.step = "forget"
@@ -153,7 +155,7 @@ def failed_result(
         tenant=tenant_base(run_id, case.id, trial, attempt),
         attempt=attempt,
         status=status,
-        error=reason,
+        error=mended(reason),  # an engine's message may quote its own broken text
         started_at=started_at,
         finished_at=datetime.now(UTC),
     )

@@ -78,7 +78,8 @@ def _passes(check: Check, result: QueryResult, conflicts: list[ConflictReport]) 
                 for h in result.hits[: check.within]
             )
         case CheckKind.before:
-            return _in_order(result, *check.ids, m)
+            earlier, later = check.ids  # the check's model holds exactly two
+            return _in_order(result, earlier, later, m)
         case CheckKind.any_of | CheckKind.all_of:
             raise AssertionError(f"{check.kind} is scored by its checks")
     raise AssertionError(f"unhandled check kind {check.kind}")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
 
-from memeval.engines.types import Usage
+from memeval.engines.types import Capability, Usage
 from memeval.results import (
     CaseResult,
     CaseStatus,
@@ -115,6 +115,19 @@ def _pre_turns(c: CaseResult) -> list[float]:
     return [t.ms for t in c.timings if t.call == "pre_turn" and t.step == "write"]
 
 
+NEEDS = {"spurious": Capability.conflicts, "beliefs_built": Capability.beliefs}
+"""KPIs only an engine with the capability can score: an engine that never reports a conflict
+has no spurious ones to count, and one that distils no beliefs builds none. Without it they are
+n/a (None), never a 0% that reads as measured or a number a comparison could call a move."""
+
+
+def able(c: CaseResult, kpi: str) -> bool:
+    """Whether `c`'s engine can score `kpi`; results stored before engines' capabilities were
+    recorded with them (None) count as able, as they always did."""
+    need = NEEDS.get(kpi)
+    return need is None or c.capabilities is None or need.value in c.capabilities
+
+
 def _searched(c: CaseResult, *modes: str) -> list[EraseCheck]:
     """Searches of the engine's faces that looked (passed, or found what must not be there):
     a face the engine lacks or that failed says nothing."""
@@ -156,7 +169,7 @@ MEANS: dict[str, Items] = {
     "lesson_answered": lambda c: (p.extractive_ok for p in _tagged("learning", c)),
     "surprise_in_pack": lambda c: (p.hit for p in _tagged("surprise", c)),
     "surprise_mrr": lambda c: (p.rr for p in _tagged("surprise", c)),
-    "planted_flagged": lambda c: (p.hit for p in _planted(c)),
+    "conflict_pack_hit": lambda c: (p.hit for p in _planted(c)),
     "spurious": lambda c: iter(_quiet(c)),
     "fresh_first": lambda c: (bool(p.fresh_first) for p in _scored(c) if p.fresh_first is not None),
     "disagreement_in_pack": lambda c: (_in_pack(p) for p in _planted(c)),
@@ -186,7 +199,7 @@ MEANS: dict[str, Items] = {
 }
 
 COUNTS: dict[str, Callable[[CaseResult], float]] = {
-    "scenarios": lambda c: float(c.kind == "scenario"),
+    "belief_scenarios": lambda c: float(c.kind == "scenario" and able(c, "beliefs_built")),
     "beliefs_built": lambda c: float(c.beliefs_built if c.kind == "scenario" else 0),
     "correct": lambda c: float(sum(p.hit for p in _scored(c)) + sum(ch.ok for ch in c.checks)),
     "answers_right": lambda c: float(sum(_answered_right(p) for p in _scored(c))),
@@ -226,6 +239,8 @@ class Tally:
         if case.status is not CaseStatus.done:
             return cls(tuple(numbers), windows=windows)
         for name, items in MEANS.items():
+            if not able(case, name):
+                continue
             at = _MEAN_AT[name]
             for item in items(case):
                 numbers[at] += item
@@ -305,7 +320,10 @@ def records(t: Tally) -> list[Record]:
 
     def add(group: str, name: str, value: tuple[float | None, int], unit: str, better: str) -> None:
         number, n = value
-        out.append((group, name, None if number is None else round(number, 4), n, unit, better))
+        # Rounded only past any digit a report shows (float noise between sums taken in another
+        # order): at 4 places, 0.78249 was stored as 0.7825 and printed 0.783 beside 0.782.
+        rounded = None if number is None else round(number, 10)
+        out.append((group, name, rounded, n, unit, better))
 
     def mean(group: str, name: str, unit: str = "share", better: str = "higher") -> None:
         add(group, name, t.mean(name), unit, better)
@@ -331,14 +349,14 @@ def records(t: Tally) -> list[Record]:
     (recall, _), (synthesis, written) = t.mean("pack_hit_recall"), t.mean("pack_hit_synthesis")
     gain = synthesis - recall if synthesis is not None and recall is not None else None
     add("learning", "synthesis_gain", (gain, written), "share", "higher")
-    scenarios = int(t.count("scenarios"))
+    scenarios = int(t.count("belief_scenarios"))
     built = t.count("beliefs_built") if scenarios else None
     add("learning", "beliefs_built", (built, scenarios), "count", "higher")
 
     mean("surprise", "surprise_in_pack")
     mean("surprise", "surprise_mrr", "score")
 
-    mean("conflicts", "planted_flagged")
+    mean("conflicts", "conflict_pack_hit")
     mean("conflicts", "spurious", better="lower")
     mean("conflicts", "fresh_first")
     mean("conflicts", "disagreement_in_pack")

@@ -10,8 +10,7 @@ response was lost is stored once.
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from datetime import datetime
 from typing import Annotated, Any
@@ -39,6 +38,7 @@ from memeval.engines.types import (
     TurnContext,
     Usage,
 )
+from memeval.server.gate import BODY_TIMEOUT_S, MAX_BODY_BYTES, Gate, token_matches
 from memeval.server.replays import KeyReused, Replays
 
 Tenant = Annotated[str, Path(pattern=p.TENANT_PATTERN, description="Whose memory; isolated.")]
@@ -55,7 +55,9 @@ WriteKey = Annotated[
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": p.Problem, "description": "The body is not JSON."},
     401: {"model": p.Problem, "description": "Missing or wrong bearer token."},
+    408: {"model": p.Problem, "description": "The body did not arrive in time."},
     409: {"model": p.Problem, "description": "The Idempotency-Key was sent with another body."},
+    413: {"model": p.Problem, "description": "The body is larger than the server takes."},
     500: {"model": p.Problem, "description": "The engine failed on this call."},
     501: {"model": p.Problem, "description": "The engine lacks the capability."},
     503: {"model": p.Problem, "description": "The engine is down; retry later."},
@@ -69,14 +71,22 @@ class Unauthorized(Exception):
 BEARER = HTTPBearer(auto_error=False, description="The token `memeval serve` was given.")
 
 
-def create_app(engine: Engine, token: SecretStr) -> FastAPI:
+def create_app(
+    engine: Engine,
+    token: SecretStr,
+    *,
+    max_body: int = MAX_BODY_BYTES,
+    body_timeout: float = BODY_TIMEOUT_S,
+) -> FastAPI:
     """The app owns `engine` and closes it on shutdown, on the loop that used it."""
 
     def authorize(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
     ) -> None:
-        given = credentials.credentials if credentials else ""
-        if not secrets.compare_digest(given.encode(), token.get_secret_value().encode()):
+        # The gate has already checked it; this dependency declares the scheme in OpenAPI and
+        # guards an app mounted without the gate.
+        given = f"Bearer {credentials.credentials}" if credentials else None
+        if not token_matches(given, token):
             raise Unauthorized
 
     @asynccontextmanager
@@ -98,6 +108,17 @@ def create_app(engine: Engine, token: SecretStr) -> FastAPI:
     _fixture_routes(router, engine, replays)
     _lifecycle_routes(router, engine, replays)
     app.include_router(router)
+    public = {url for url in (app.openapi_url, app.docs_url, app.redoc_url) if url}
+    if app.docs_url and app.swagger_ui_oauth2_redirect_url:
+        public.add(app.swagger_ui_oauth2_redirect_url)
+    app.add_middleware(
+        Gate,
+        token=token,
+        public=public,
+        problem=_problem,
+        max_body=max_body,
+        body_timeout=body_timeout,
+    )
     return app
 
 
@@ -199,7 +220,7 @@ class _EngineRoute(APIRoute):
     """Turns what an engine raises into the protocol's statuses, inside the route itself, so
     no failure escapes as a bare 500 page or a server traceback."""
 
-    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()
 
         async def guarded(request: Request) -> Response:

@@ -14,7 +14,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
+
+from pydantic import BaseModel, Field
 
 from memeval.results import CaseStatus
 from memeval.store.models import PlannedCase, RunRecord, RunStatus
@@ -31,6 +33,19 @@ _RUNS = f"SELECT {', '.join(COLUMNS)} {_NEWEST}"
 _COUNTS = (
     f"SELECT run_id, status, count(*) FROM case_results WHERE run_id IN (SELECT id {_NEWEST}) "
     "GROUP BY run_id, status"
+)
+_TOTAL = "SELECT count(*) FROM runs"
+_DONE = "status = 'done'"
+_DIMENSIONS = (
+    "SELECT run_id, dimension, sum(score), count(*) FROM case_results "
+    f"WHERE {_DONE} AND kind = 'fixture' AND run_id IN (SELECT id {_NEWEST}) "
+    "GROUP BY run_id, dimension"
+)
+_PACK_HIT = (
+    "SELECT p.run_id, sum(CASE WHEN p.hit THEN 1 ELSE 0 END), count(*) FROM probe_results p "
+    "JOIN case_results c ON c.run_id = p.run_id AND c.case_id = p.case_id AND c.trial = p.trial "
+    f"WHERE p.scored AND c.{_DONE} AND c.kind = 'scenario' AND p.run_id IN (SELECT id {_NEWEST}) "
+    "GROUP BY p.run_id"
 )
 
 
@@ -60,6 +75,40 @@ def newest_runs(connection: Connection, limit: int) -> list[RunRecord]:
     return [run_record(dict(zip(COLUMNS, row, strict=True)), counts[row[0]]) for row in rows]
 
 
+class RunScores(BaseModel):
+    """What `memeval runs` shows of a run's scores, summed in SQL over its done cases: each
+    dimension's fixture scores (sum, count), and its scenarios' scored probes (hits, count)."""
+
+    dimensions: dict[str, tuple[float, int]] = Field(default_factory=dict)
+    pack_hit: tuple[int, int] = (0, 0)
+
+
+class Listing(BaseModel):
+    """The newest runs, their scores by run id, and how many runs the store holds in all."""
+
+    runs: list[RunRecord]
+    scores: dict[str, RunScores]
+    total: int
+
+
+def listing(connection: Connection, limit: int) -> Listing:
+    runs = newest_runs(connection, limit)
+    scores = {r.id: RunScores() for r in runs}
+    cursor = connection.cursor()
+    try:
+        cursor.execute(_DIMENSIONS.format(limit=int(limit)))
+        for run_id, dimension, total, n in cursor.fetchall():
+            scores[run_id].dimensions[dimension] = (float(total or 0.0), int(n))
+        cursor.execute(_PACK_HIT.format(limit=int(limit)))
+        for run_id, hits, n in cursor.fetchall():
+            scores[run_id].pack_hit = (int(hits), int(n))
+        cursor.execute(_TOTAL)
+        ((total,),) = cursor.fetchall()
+    finally:
+        cursor.close()
+    return Listing(runs=runs, scores=scores, total=int(total))
+
+
 def run_record(values: Mapping[str, Any], counts: Mapping[str, int]) -> RunRecord:
     """A run row's values, as an ORM row or a driver hands them back, as a `RunRecord`."""
     return RunRecord(
@@ -78,6 +127,10 @@ def run_record(values: Mapping[str, Any], counts: Mapping[str, int]) -> RunRecor
     )
 
 
+@overload
+def as_utc(value: datetime | str) -> datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
 def as_utc(value: datetime | str | None) -> datetime | None:
     """Aware UTC: SQLite keeps datetimes as naive text, which the store wrote in UTC."""
     if value is None:

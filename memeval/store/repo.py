@@ -15,7 +15,7 @@ from itertools import count
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from sqlalchemy import Delete, Engine, Table, bindparam, delete, func, or_
+from sqlalchemy import Delete, Engine, Insert, Table, bindparam, delete, func, or_
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
@@ -26,7 +26,7 @@ from memeval.results import CaseResult, CaseStatus
 from memeval.secrets import redact_model, scrub_secrets
 from memeval.store.convert import case_values, check_values, probe_values, run_record
 from memeval.store.engine import WRITE, create_schema, make_engine
-from memeval.store.listing import newest_runs
+from memeval.store.listing import Listing, listing, newest_runs
 from memeval.store.models import (
     SUBSET,
     CaseKey,
@@ -65,7 +65,7 @@ _PROBES, _CHECKS = ProbeRow.__table__, CheckRow.__table__  # type: ignore[attr-d
 
 
 @cache
-def _upsert_case(dialect: str) -> postgresql.Insert | sqlite.Insert:
+def _upsert_case(dialect: str) -> Insert:
     """Insert a case row, or update it unless that would replace a done result by another."""
     from sqlalchemy.dialects import postgresql
 
@@ -286,6 +286,11 @@ class Store:
         """Newest first."""
         with self._read() as session:
             return newest_runs(session.connection().connection, limit)
+
+    def runs_listing(self, limit: int = 20) -> Listing:
+        """Newest first, with their scores and the number of runs in all (`memeval runs`)."""
+        with self._read() as session:
+            return listing(session.connection().connection, limit)
 
     def run_status(self, run_id: str) -> RunStatus | None:
         """The status alone, for a check on every task: `get_run` also parses the whole plan

@@ -177,9 +177,6 @@ class PaidCallRow(SQLModel, table=True):
 
 
 TABLES = [
-    RunRow.__table__,
-    CaseRow.__table__,
-    ProbeRow.__table__,
-    CheckRow.__table__,
-    PaidCallRow.__table__,
+    SQLModel.metadata.tables[row.__tablename__]
+    for row in (RunRow, CaseRow, ProbeRow, CheckRow, PaidCallRow)
 ]

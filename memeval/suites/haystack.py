@@ -69,8 +69,9 @@ def expand(cases: list[Scenario | Fixture], sweep: Haystack) -> list[Scenario | 
         if isinstance(case, Fixture):
             out.append(case)
             continue
+        needles: list[Position | None] = [*sweep.needles] or [None]
         for size in sweep.sizes:
-            for needle in sweep.needles or [None]:
+            for needle in needles:
                 out.append(_variant(case, size, needle, sweep.seed))
     return out
 

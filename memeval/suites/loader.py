@@ -75,6 +75,10 @@ MAX_FILE_BYTES = 1_000_000
 MAX_VALUES = 200_000
 """Values a file may stand for once its aliases are written out: a 1.7 KB alias bomb stands
 for billions, and expanding it took a minute and 4 GB before failing."""
+MAX_TEXT = 4_000_000
+"""Characters a file's values may hold once its aliases are written out: four times what a file
+may hold without any. Counting values alone let a 900 KB file of long anchored strings stand
+for 660 MB, and a 128 KB one take 3.5 GB and a minute to load."""
 MAX_DEPTH = 64
 """Nesting levels a suite file may use; the suite models need fewer than ten."""
 
@@ -90,9 +94,12 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-def _expanded(node: yaml.Node, sizes: dict[int, int], open_: set[int], depth: int = 0) -> int:
-    """How many values `node` stands for with every alias written out, counted without writing
-    them out: each distinct node once, so an alias bomb is measured in microseconds."""
+def _expanded(
+    node: yaml.Node, sizes: dict[int, tuple[int, int]], open_: set[int], depth: int = 0
+) -> tuple[int, int]:
+    """How many values, and characters of text, `node` stands for with every alias written out,
+    counted without writing them out: each distinct node once, so an alias bomb is measured in
+    microseconds."""
     known = sizes.get(id(node))
     if known is not None:
         return known
@@ -113,8 +120,10 @@ def _expanded(node: yaml.Node, sizes: dict[int, int], open_: set[int], depth: in
     elif isinstance(node, yaml.SequenceNode):
         children = node.value
     open_.add(id(node))
-    total = 1 + sum(_expanded(child, sizes, open_, depth + 1) for child in children)
+    parts = [_expanded(child, sizes, open_, depth + 1) for child in children]
     open_.discard(id(node))
+    own = len(node.value) if isinstance(node, yaml.ScalarNode) else 0
+    total = (1 + sum(v for v, _ in parts), own + sum(c for _, c in parts))
     sizes[id(node)] = total
     return total
 
@@ -193,16 +202,24 @@ def _documents(path: Path) -> Iterator[tuple[Any, dict[Loc, int], int]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(f"cannot read the file: {exc}", path=path) from None
-    values = 0
+    values = chars = 0
     try:
         for node in yaml.compose_all(text, Loader=_Loader):
             if node is None:
                 continue
-            values += _expanded(node, {}, set())
+            more, longer = _expanded(node, {}, set())
+            values, chars = values + more, chars + longer
             if values > MAX_VALUES:
                 raise SuiteError(
                     f"the YAML stands for more than {MAX_VALUES:,} values once its aliases "
                     "are expanded (an alias repeats everything its anchor holds)",
+                    line=node.start_mark.line + 1,
+                    fix="write the repeated parts out, or split the cases over several files",
+                )
+            if chars > MAX_TEXT:
+                raise SuiteError(
+                    f"the YAML stands for more than {MAX_TEXT:,} characters of text once its "
+                    "aliases are expanded (an alias repeats everything its anchor holds)",
                     line=node.start_mark.line + 1,
                     fix="write the repeated parts out, or split the cases over several files",
                 )
@@ -296,7 +313,16 @@ def _files(root: Path) -> list[Path]:
     if root.is_file():
         return [root]
     if root.is_dir():
-        return sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        found = sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        inside = root.resolve()
+        for path in found:
+            if not path.resolve().is_relative_to(inside):
+                raise SuiteError(
+                    f"is a link to {path.resolve()}, outside the suite folder {root}",
+                    path=path,
+                    fix="copy the file into the folder, or pass it as a path of its own",
+                )
+        return found
     raise SuiteError(
         "no such file or folder", path=root, fix="give a suite name or an existing path"
     )

@@ -179,7 +179,8 @@ class Thread(Strict):
             raise ValueError(
                 "a thread gives either `exchanges` or `turns` (one of them, non-empty)"
             )
-        ids = [x.id for x in [*self.exchanges, *self.turns] if x.id is not None]
+        ids = [x.id for x in self.exchanges if x.id is not None]
+        ids += [t.id for t in self.turns if t.id is not None]
         if len(ids) != len(set(ids)):
             raise ValueError("turn and exchange ids must be unique within a thread")
         return self
@@ -441,7 +442,7 @@ class Scenario(Strict):
     @field_validator("documents", "learnings", "threads", "probes")
     @classmethod
     def _unique(cls, items: list[Any]) -> list[Any]:
-        return check_unique(items)
+        return list(check_unique(items))
 
     @model_validator(mode="after")
     def _noise_can_be_drawn(self) -> Scenario:

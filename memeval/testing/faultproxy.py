@@ -14,6 +14,9 @@ Every request is forwarded to the upstream server unless a seeded draw turns it 
   client cannot read that it was);
 - an **edge status** a CDN or load balancer answers, in turn 408, 499, 520, 522 and 524,
   before or after the upstream;
+- a **lone surrogate**: the upstream's own 200, with half of a UTF-16 pair (`\\ud83d`, what a
+  JavaScript server sends when it cuts a string inside an emoji) after every pack's
+  `markdown`, always after the upstream handled the request;
 - a **long wait**: a 503 whose Retry-After (`long_retry_after`) is longer than a client
   should sleep through in one call, at most `long_waits` times in all (a maintenance window
   is rare; one on every hundredth request would keep a long case from ever finishing).
@@ -34,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import random
 import threading
 import time
@@ -71,6 +75,7 @@ class Fault(StrEnum):
     malformed = "malformed"
     edge_status = "edge_status"
     long_wait = "long_wait"
+    lone_surrogate = "lone_surrogate"
 
 
 class FaultPlan(BaseModel):
@@ -84,6 +89,7 @@ class FaultPlan(BaseModel):
     malformed: float = Field(default=0.0, ge=0, le=1)
     edge_status: float = Field(default=0.0, ge=0, le=1)
     long_wait: float = Field(default=0.0, ge=0, le=1)
+    lone_surrogate: float = Field(default=0.0, ge=0, le=1)
     long_waits: int = Field(default=3, ge=0, description="The most long waits injected.")
     long_retry_after: float = Field(
         default=120.0, ge=0, description="Seconds a long wait's Retry-After asks for."
@@ -114,6 +120,7 @@ class FaultPlan(BaseModel):
             (Fault.malformed, self.malformed),
             (Fault.edge_status, self.edge_status),
             (Fault.long_wait, self.long_wait),
+            (Fault.lone_surrogate, self.lone_surrogate),
         ]
 
 
@@ -187,6 +194,11 @@ class FaultProxy:
         body = await request.body()
         self.tally.requests += 1
         fault, late = self._draw(request, body)
+        if fault is Fault.lone_surrogate:
+            reply = await self._forward(request, body)
+            cut = _cut_emoji(reply)
+            self.tally.injected[fault] += cut is not None
+            return reply if cut is None else cut
         answer: Response | None = None
         if fault is None or late:
             answer = await self._forward(request, body)
@@ -262,6 +274,39 @@ class FaultProxy:
             thread.join(self.plan.hold + 10)
 
 
+def _cut_emoji(reply: Response) -> Response | None:
+    """`reply` with a lone high surrogate after each pack's `markdown`, or None when it is no
+    JSON 200 holding one. Ids and hit texts are left whole: a client matches them exactly, so a
+    changed one would be a different answer, not a broken one."""
+    if reply.status_code != 200 or not reply.body:
+        return None
+    try:
+        data = json.loads(reply.body)
+    except ValueError:
+        return None
+    cut = 0
+
+    def walk(value: object) -> object:
+        nonlocal cut
+        if isinstance(value, dict):
+            out = {}
+            for key, item in value.items():
+                if key == "markdown" and isinstance(item, str) and item:
+                    cut += 1
+                    out[key] = item + "\n\ud83d"  # a line of its own, after the units
+                else:
+                    out[key] = walk(item)
+            return out
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        return value
+
+    body = json.dumps(walk(data)).encode()  # ASCII: the half pair travels as its escape
+    if not cut:
+        return None
+    return Response(body, status_code=200, media_type="application/json")
+
+
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 BEFORE_ONLY = frozenset({Fault.throttled, Fault.long_wait})  # a limiter answers these up front
 
@@ -278,7 +323,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--upstream", required=True, help="The engine's base URL.")
     parser.add_argument("--port", type=int, default=8081, help="Port on 127.0.0.1.")
     defaults = FaultPlan()
-    shares = ("server_error", "throttled", "timeout", "malformed", "edge_status", "long_wait")
+    shares = (
+        "server_error",
+        "throttled",
+        "timeout",
+        "malformed",
+        "edge_status",
+        "long_wait",
+        "lone_surrogate",
+    )
     for name in ("seed", *shares, "drop_first_writes"):
         kind = int if name == "seed" else float
         parser.add_argument(

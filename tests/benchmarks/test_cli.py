@@ -21,7 +21,7 @@ def test_import_writes_cases_that_validate(tmp_path: Path):
     assert "sha256" in done.stderr and "warning" in done.stderr  # not a pinned release
     assert [p.name for p in out.iterdir()] == ["locomo-conv-x1.yaml"]
     checked = run_cli("suites", "validate", str(out), cwd=tmp_path)
-    assert checked.returncode == 0 and "1 cases" in checked.stdout
+    assert checked.returncode == 0 and "1 case in 1 file" in checked.stdout
 
 
 def test_an_unknown_benchmark_exits_2_with_one_message(tmp_path: Path):

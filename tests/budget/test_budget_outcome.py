@@ -15,6 +15,7 @@ from memeval.report.markdown import render as render_markdown
 from memeval.report.stored import fold_run as load_report
 from memeval.store import PlannedCase
 from memeval.store.models import PaidCall, PaidState
+from memeval.summary import plural
 from tests.budget.paying import store_at
 from tests.cli_here import run_cli_here
 from tests.llm.test_run_llm import run
@@ -29,8 +30,12 @@ def test_a_spent_budget_exits_5_and_offers_only_a_larger_budget(cli, server, tmp
     assert report is not None, done.stdout + done.stderr
     assert done.returncode == SPENT_OUT, done.stdout + done.stderr
     skipped = sum(c.status.value == "skipped_budget" for c in report.cases)
-    assert skipped and "budget reached: " in done.stdout and f"({skipped} cases)" in done.stdout
-    calls = int(done.stdout.split("budget reached: ")[1].split(" calls skipped")[0])
+    assert (
+        skipped
+        and "budget reached: " in done.stdout
+        and f"({plural(skipped, 'case')})" in done.stdout
+    )
+    calls = int(done.stdout.split("budget reached: ")[1].split(" call")[0])
     assert calls >= skipped  # every skipped case had at least one call left to make
     assert f"--resume {report.run_id} --budget-usd" in done.stdout
     assert "did not finish" not in done.stdout

@@ -15,6 +15,7 @@ from pathlib import Path
 from memeval.engines.base import EngineUnavailable
 from memeval.engines.reference import ReferenceEngine
 from memeval.engines.types import MemoryItem
+from memeval.runner.context import tenant_part
 from memeval.suites.fixture import Assertion
 
 SECRET_ENV = "MEMEVAL_TEST_SECRET"
@@ -73,7 +74,7 @@ class Secretive(ReferenceEngine):
         self.key = key
 
     async def store(self, tenant: str, assertion: Assertion) -> None:
-        if "cfo_on_date" in tenant:
+        if tenant_part("cfo_on_date") in tenant:
             raise RuntimeError(f"401 Unauthorized for Authorization: Bearer {self.key}")
         await super().store(tenant, assertion)
 

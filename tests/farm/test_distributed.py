@@ -15,6 +15,7 @@ import httpx
 import redis
 
 from memeval.runner import RunOptions
+from memeval.runner.context import tenant_part
 from memeval.store import open_store
 from memeval.suites.catalog import resolve
 from memeval_farm.config import make_app
@@ -166,7 +167,7 @@ def test_a_redelivered_case_is_stored_once_and_the_chord_completes(
     rows = shared.rows("select case_id, status from case_results")
     assert sorted(rows) == sorted((j.case.id, "done") for j in jobs)
     writes = {
-        j.case.id: sum(j.case.id.replace("/", ".") in m.name for m in shared.marks.iterdir())
+        j.case.id: sum(tenant_part(j.case.id) in m.name for m in shared.marks.iterdir())
         for j in jobs
     }
     assertions = {j.case.id: len(j.case.assertions) for j in jobs}

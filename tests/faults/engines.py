@@ -10,6 +10,7 @@ from collections import Counter
 from memeval.engines.base import EngineUnavailable
 from memeval.engines.reference import ReferenceEngine
 from memeval.engines.types import MemoryItem, Pack, Turn, TurnContext
+from memeval.runner.context import tenant_part
 from memeval.suites.fixture import Assertion
 
 DOWN_ENV = "MEMEVAL_TEST_DOWN"
@@ -20,7 +21,7 @@ FIRST_ATTEMPT = re.compile(r"-a0(\.|$)")  # a case's tenant, or a scenario's und
 class BrokenFirstAttempt(ReferenceEngine):
     """The connection drops on the third write of every tenant of a case's first attempt, so
     that attempt leaves half its writes behind; tenants whose name holds `$MEMEVAL_TEST_DOWN`
-    are unreachable on every attempt."""
+    (part of a case id, escaped as tenant ids escape it) are unreachable on every attempt."""
 
     name = f"{__name__}:BrokenFirstAttempt"
 
@@ -30,7 +31,7 @@ class BrokenFirstAttempt(ReferenceEngine):
 
     def _wire(self, tenant: str) -> None:
         down = os.environ.get(DOWN_ENV)
-        if down and down in tenant:
+        if down and tenant_part(down) in tenant:
             raise EngineUnavailable("connection refused")
         self._writes[tenant] += 1
         if FIRST_ATTEMPT.search(tenant) and self._writes[tenant] == BREAK_AT:

@@ -43,7 +43,7 @@ def test_unreachable_cases_are_errors_and_the_composite_says_partial(farm: Farm)
     farm.env.update(
         MEMEVAL_RETRIES="1",
         MEMEVAL_RETRY_BACKOFF="0.1",
-        **{DOWN_ENV: "abstention.never_stored"},  # two of the ten abstention fixtures
+        **{DOWN_ENV: "abstention/never_stored"},  # two of the ten abstention fixtures
     )
     out = farm.tmp / "out" / "down"
     done = farm.run(

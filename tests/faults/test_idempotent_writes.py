@@ -17,6 +17,7 @@ from memeval.engines.reference import ReferenceEngine
 from memeval.engines.registry import create
 from memeval.engines.types import Turn
 from memeval.runner import RunOptions, run_case
+from memeval.runner.context import sub_tenant
 from memeval.server import create_app
 from memeval.stopwatch import Stopwatch
 from memeval.suites.catalog import resolve
@@ -87,7 +88,7 @@ def test_a_scenario_whose_first_responses_are_all_lost_stores_each_write_once(
         finally:
             await engine.close()
         assert result.status.value == "done", result.error
-        return [f"{result.tenant}.{name}" for name in scenario.tenants]
+        return [sub_tenant(result.tenant, name) for name in scenario.tenants]
 
     clean = held(served, asyncio.run(play(served, "clean")))
     with proxy.running() as proxied:

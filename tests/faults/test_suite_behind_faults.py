@@ -23,6 +23,7 @@ from benchmarks.fault_injection import (
 from memeval.engines.reference import ReferenceEngine
 from memeval.results import RunReport
 from memeval.runner import RunOptions, run_case
+from memeval.runner.context import sub_tenant
 from memeval.suites.catalog import resolve
 from memeval.suites.scenario import Scenario
 from memeval.summary import build_report
@@ -61,7 +62,7 @@ async def clean_run() -> tuple[RunReport, dict[str, int]]:
         planned=[f"{c.id}#0" for c in cases],
     )
     held = {
-        f"{r.case_id}#{r.trial}/{name}": len(await engine.list(f"{r.tenant}.{name}"))
+        f"{r.case_id}#{r.trial}/{name}": len(await engine.list(sub_tenant(r.tenant, name)))
         for c, r in zip(cases, results, strict=True)
         if isinstance(c, Scenario)
         for name in c.tenants

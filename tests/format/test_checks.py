@@ -164,6 +164,9 @@ queries:
     )
 
     class Flags(NaiveEngine):
+        # It reports conflicts, so it says so: `spurious` is n/a for engines that cannot.
+        capabilities = NaiveEngine.capabilities | {Capability.conflicts}
+
         async def query(self, tenant: str, text: str, k: int = 5) -> QueryResult:
             found = await super().query(tenant, text, k)
             found.conflicts = [ConflictReport(ids=["est1", "est2"])]

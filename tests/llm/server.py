@@ -3,7 +3,8 @@
 It answers extractively from the pack in the prompt (so grading has something real to grade),
 reports `usage.cost` in USD like OpenRouter, and serves GET /key and GET /models. Faults are
 queued with `inject` and consumed one per chat call: 429 with Retry-After, 402 (in-flight or
-hard), 403, 408, 5xx, slow replies, and an error inside an HTTP 200.
+hard), 403, 408, 5xx, slow replies, an error inside an HTTP 200, and a billed 200 whose JSON
+is cut short.
 
 Its billing log (`calls`, with each request's arrival time in `arrivals`) is the truth the
 budget tests measure against. Like a real service it bills a slow reply whose client has
@@ -33,6 +34,8 @@ from typing import Any
 from memeval.scoring.pack import extractive_answer, units
 
 KEY = "sk-or-v1-test-key"
+CUT_HEADER = "x-fake-cut"
+"""Between `chat` and the handler only: the reply is cut in half on the wire."""
 PACK = re.compile(r"<pack>\n(.*)\n</pack>", re.S)
 JUDGED = re.compile(r"Gold answer: (.*)\nAnswer to grade: (.*)", re.S)
 QUESTION = re.compile(r"Question: (.*)$", re.S)
@@ -45,6 +48,7 @@ class Fault:
     metadata: dict[str, Any] = field(default_factory=dict)
     delay: float = 0.0  # seconds before answering (a slow reply)
     error200: bool = False
+    cut: bool = False  # billed in full, then only the first half of its JSON is sent
 
 
 def in_flight(retry_after: float = 0.05) -> Fault:
@@ -189,7 +193,7 @@ class FakeOpenRouter:
                     "cost": cost / 1e6,
                 },
             },
-            {},
+            {CUT_HEADER: "1"} if fault is not None and fault.cut else {},
         )
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -201,6 +205,8 @@ class FakeOpenRouter:
 
             def _send(self, status: int, body: dict[str, Any], headers: dict) -> None:
                 data = json.dumps(body).encode()
+                if headers.pop(CUT_HEADER, None):
+                    data = data[: len(data) // 2]
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

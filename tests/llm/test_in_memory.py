@@ -36,6 +36,10 @@ async def state_of(kind: str, redis_url: str) -> AsyncIterator[SharedState]:
 async def holds_script(state: SharedState, scope: str) -> list[object]:
     budget = state.budget([scope])
     seen: list[object] = [(await budget.open(scope, 1000)).cap_micros]
+    probe = await budget.reserve(100)
+    assert probe is not None
+    seen.append(await budget.reserve(1, max_wait_s=0.05))  # the first call settles alone
+    seen.append(await budget.settle(probe, 0))
     first = await budget.reserve(400)
     second = await budget.reserve(400)
     seen.append(await budget.reserve(400, max_wait_s=0.05))  # in-flight holds fill the room

@@ -87,7 +87,7 @@ def test_reference_passes_one_item_per_dimension_fixture(pytester: pytest.Pytest
         [
             f"*collected {len(fixtures) + 1} items",
             f"memeval: reference on dimensions: composite * over {len(fixtures)} of "
-            f"{len(fixtures)} cases (fail-under 80.0%)",
+            f"{len(fixtures)} cases (--memeval-fail-under 80.0%)",
         ]
     )
 
@@ -144,7 +144,7 @@ def test_fail_under_judges_each_case_by_its_score_and_gates_the_composite(
     above.stdout.fnmatch_lines(
         [
             "reference: score 0.50 is below --memeval-fail-under 0.60 (1 missed)",
-            "composite 50.0% is below --fail-under 60.0%",
+            "composite 50.0% is below --memeval-fail-under 60.0%",
         ]
     )
 

@@ -129,10 +129,10 @@ def test_fresh_first_and_planted_conflicts():
     ]
     k = by_name(kpis([scenario(probes, tags=["conflicts"])]))
     assert k["fresh_first"].value == 0.5 and k["fresh_first"].n == 2
-    assert k["planted_flagged"].value == 1.0 and k["planted_flagged"].n == 1
+    assert k["conflict_pack_hit"].value == 1.0 and k["conflict_pack_hit"].n == 1
     assert k["disagreement_in_pack"].value == 1.0
     untagged = by_name(kpis([scenario(probes)]))
-    assert untagged["planted_flagged"].value is None
+    assert untagged["conflict_pack_hit"].value is None
 
 
 def test_spurious_conflicts_only_in_quiet_fixtures():
@@ -209,4 +209,4 @@ def test_model_answers_count_over_probes_and_fixture_queries():
         scenario([probe(Phase.recall, True, 1, model_answer="x", model_ok=True)]),
     ]
     k = by_name(kpis(cases))["model_answer"]
-    assert (k.value, k.n) == (round(2 / 3, 4), 3)
+    assert (k.value, k.n) == (pytest.approx(2 / 3), 3)

@@ -8,9 +8,15 @@ and dispatcher, or a redelivered callback) and give the same answer.
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from sqlalchemy import or_
+from sqlmodel import Session, col, func, select
+
 from memeval.report.stored import fold, require_run
-from memeval.results import RunReport
+from memeval.results import CaseStatus, RunReport
 from memeval.store import RunStatus, Store
+from memeval.store.tables import CaseRow, RunRow
 
 
 def finalize(store: Store, run_id: str, status: RunStatus = RunStatus.finished) -> RunReport:
@@ -23,6 +29,21 @@ def finalize(store: Store, run_id: str, status: RunStatus = RunStatus.finished) 
         record = store.finish_run(run_id, status)
         report.finished_at = record.finished_at
     return report
+
+
+def all_landed(store: Store, run_id: str, since: datetime) -> bool:
+    """Whether every planned case of the run is done, or has landed since its latest dispatch
+    began (`since`): two counts, cheap enough to ask after every case, so the run is closed by
+    its last case whatever became of its chord (a Redis restored from its append-only file can
+    lose the chord's count, and then its callback). An error or lost row an earlier session
+    left is not a landing of this one: the resumed case is still on its way."""
+    landed_now = or_(col(CaseRow.status) == CaseStatus.done.value, col(CaseRow.updated_at) >= since)
+    with Session(store.engine) as session:
+        planned = session.exec(select(RunRow.planned_count).where(RunRow.id == run_id)).first()
+        landed = session.exec(
+            select(func.count()).select_from(CaseRow).where(CaseRow.run_id == run_id, landed_now)
+        ).one()
+    return planned is not None and landed >= planned
 
 
 def summary(report: RunReport) -> dict[str, object]:

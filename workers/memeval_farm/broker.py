@@ -104,6 +104,7 @@ class Outage:
         self.say = say
         self.revive = revive
         self.since: float | None = None
+        self.last_up = time.monotonic()  # the last check it answered: an outage began after it
         self._announced = False
         self._next = 0.0
         self._pause = FIRST_RETRY_S
@@ -137,9 +138,16 @@ class Outage:
         self._pause = min(self._pause * 2, MAX_RETRY_S)
 
     def recovered(self) -> None:
+        """Checks run only while no case lands, so the first failed one may come long after
+        the broker went: the outage is told as the span between the two checks that bound it."""
+        now = time.monotonic()
         if self.since is not None and self._announced:
-            self.say(f"the broker answers again, after {time.monotonic() - self.since:.0f}s")
+            self.say(
+                f"the broker answers again: it failed checks for {now - self.since:.0f}s, and "
+                f"last answered {now - self.last_up:.0f}s ago"
+            )
         self.since, self._next, self._pause = None, 0.0, FIRST_RETRY_S
+        self.last_up = now
 
 
 def _reason(exc: BaseException) -> str:

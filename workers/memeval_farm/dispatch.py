@@ -14,6 +14,7 @@ from celery import Celery, chord, uuid
 from kombu.exceptions import OperationalError
 
 from memeval.errors import UsageError
+from memeval_farm.fence import Fence
 from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob, JobKey
 from memeval_farm.progress import CaseState, Landings
 from memeval_farm.settings import safe_url
@@ -45,9 +46,14 @@ def check_broker(app: Celery) -> None:
         ) from exc
 
 
-def dispatch(app: Celery, run_id: str | list[str], jobs: list[CaseJob]) -> dict[str, JobKey]:
+def dispatch(
+    app: Celery, run_id: str | list[str], jobs: list[CaseJob], *, prefix: str = ""
+) -> dict[str, JobKey]:
     """One chord: a `run_case` per job, in the order given, then `finish_run` for a run id or
     `finish_sweep` for a sweep's run ids; returns the task ids.
+
+    Each run gets a new epoch first (`memeval_farm.fence`, under the farm's key `prefix`), and
+    every message carries it, so what an earlier dispatch of the run left queued cannot run.
 
     The queue is first in, first out and a worker process holds one case at a time, so the
     order given is the order cases start: a sweep's interleaving survives dispatch. Task ids are
@@ -55,15 +61,18 @@ def dispatch(app: Celery, run_id: str | list[str], jobs: list[CaseJob]) -> dict[
     results are ignored by Celery (the chord still counts them): progress is read from the
     store, so this process need not subscribe to one result per case.
     """
-    ids = {uuid(): job for job in jobs}
+    fence, client = Fence(prefix), getattr(app.backend, "client", None)
+    run_ids = [run_id] if isinstance(run_id, str) else run_id
+    epochs = {each: fence.advance(client, each) for each in run_ids}
+    ids = {uuid(): job.model_copy(update={"epoch": epochs[job.run_id]}) for job in jobs}
     header = [
         app.signature(RUN_CASE, task_id=i, ignore_result=True, **job.message())
         for i, job in ids.items()
     ]
     finish = (
-        app.signature(FINISH_RUN, args=(run_id,))
+        app.signature(FINISH_RUN, args=(run_id,), kwargs={"epoch": epochs[run_id]})
         if isinstance(run_id, str)
-        else app.signature(FINISH_SWEEP, args=(run_id,))
+        else app.signature(FINISH_SWEEP, args=(run_id,), kwargs={"epochs": epochs})
     )
     chord(header, finish).apply_async()
     # The group still subscribes this process to each case's result, which never comes:

@@ -27,7 +27,7 @@ from rich.progress import (
 
 from memeval.report.stored import ref_key, require_run
 from memeval.store import RunStatus, Store
-from memeval.summary import case_line
+from memeval.summary import case_line, plural
 from memeval_farm import metrics
 from memeval_farm.aggregate import finalize
 from memeval_farm.broker import (
@@ -176,10 +176,10 @@ def _drive(
     def say(text: str) -> None:
         console.print(text, highlight=False)
 
-    say(f"[dim]dispatching {len(jobs)} cases…[/]")
+    say(f"[dim]dispatching {plural(len(jobs), 'case')}…[/]")
     try:
         identity = identify(broker)
-        task_ids = dispatch(app, run_id, jobs)
+        task_ids = dispatch(app, run_id, jobs, prefix=settings.key_prefix)
     except BROKER_FAULTS as exc:
         for each in run_ids:
             finalize(store, each, RunStatus.interrupted)
@@ -234,7 +234,8 @@ def _drive(
         if verbose:
             for key, state in new:
                 where = f"{labels.get(key.run_id, '')}{ref_key(key.case)}"
-                console.print(case_line(state.status, state.score, where), highlight=False)
+                line = case_line(state.status, state.score, where, state.error)
+                console.print(line, highlight=False)
         progress.update(
             bar,
             completed=len(landings.landed),
@@ -261,4 +262,4 @@ def _drive(
         for each in sorted({key.run_id for key in lost}):
             store.mark_lost(each, [key.case for key in lost if key.run_id == each], watchdog.reason)
         why = watchdog.reason if watchdog.broker_lost_them else "no worker holds them, none queued"
-        console.print(f"[red]{len(lost)} cases lost[/]: {why}", highlight=False)
+        console.print(f"[red]{plural(len(lost), 'case')} lost[/]: {why}", highlight=False)

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from memeval.importers import sources
 from memeval.results import CaseResult, CaseStatus
 from memeval.runner import failed_result
 from memeval.runner.context import RunOptions
@@ -45,6 +46,7 @@ class CaseJob(BaseModel):
     trial: int
     options: RunOptions
     label: str | None = None  # shown in Flower only: the run record holds it for everything else
+    epoch: str | None = None  # the dispatch that sent it (`memeval_farm.fence`)
 
     @property
     def key(self) -> JobKey:
@@ -60,6 +62,7 @@ class CaseJob(BaseModel):
             "engine": self.engine,
             "case": self.case.model_dump(mode="json"),
             "options": self.options.model_dump(mode="json"),
+            "epoch": self.epoch,
         }
         args = (self.run_id, self.case.id, self.trial)
         return {
@@ -147,5 +150,11 @@ def plan_run(
 
 
 def _suite_name(spec: str) -> str:
-    """A path is stored absolute, so `--resume` finds it from any folder."""
-    return spec if spec in (*BUILTIN, "all") else str(Path(spec).resolve())
+    """The suite as given, its path made absolute so `--resume` finds it from any folder:
+    `locomo:PATH` keeps its benchmark name (a path glued to the working folder is no suite)."""
+    if spec in (*BUILTIN, "all"):
+        return spec
+    if (benchmark := sources.parse(spec)) is not None:
+        query = spec.partition("?")[2]  # the benchmark's options, as given
+        return f"{benchmark.name}:{benchmark.path.resolve()}" + (f"?{query}" if query else "")
+    return str(Path(spec).resolve())

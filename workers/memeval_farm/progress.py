@@ -28,6 +28,7 @@ class CaseState(NamedTuple):
     status: CaseStatus
     score: float | None
     updated_at: datetime
+    error: str | None = None
 
 
 def case_states(store: Store, run_ids: list[str]) -> dict[JobKey, CaseState]:
@@ -42,11 +43,14 @@ def case_states(store: Store, run_ids: list[str]) -> dict[JobKey, CaseState]:
                 CaseRow.status,
                 CaseRow.score,
                 CaseRow.updated_at,
+                CaseRow.error,
             ).where(col(CaseRow.run_id).in_(run_ids))
         )
         return {
-            JobKey(run_id, CaseKey(case_id, trial)): CaseState(CaseStatus(status), score, updated)
-            for run_id, case_id, trial, status, score, updated in rows
+            JobKey(run_id, CaseKey(case_id, trial)): CaseState(
+                CaseStatus(status), score, updated, error
+            )
+            for run_id, case_id, trial, status, score, updated, error in rows
         }
 
 

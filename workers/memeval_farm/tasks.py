@@ -29,7 +29,9 @@ from memeval.secrets import redact
 from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
 from memeval_farm import metrics
-from memeval_farm.aggregate import finalize, summary
+from memeval_farm.aggregate import all_landed, finalize, summary
+from memeval_farm.attempts import next_attempt
+from memeval_farm.fence import SUPERSEDED, Fence
 from memeval_farm.halt import NOT_RUN, Halts
 from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
 from memeval_farm.redis_state import answerer_for, limited_engine
@@ -42,6 +44,13 @@ log = logging.getLogger(__name__)
 
 def register(app: Celery, settings: FarmSettings) -> None:
     halts = Halts(settings.key_prefix)
+    fence = Fence(settings.key_prefix)
+
+    def superseded(run_id: str, epoch: str | None, what: str) -> bool:
+        if fence.current(getattr(app.backend, "client", None), run_id, epoch):
+            return False
+        log.info("run %s: %s %s", run_id, what, SUPERSEDED)
+        return True
 
     def run_case_task(
         task: Task,
@@ -52,6 +61,7 @@ def register(app: Celery, settings: FarmSettings) -> None:
         engine: str,
         case: dict[str, Any],
         options: dict[str, Any],
+        epoch: str | None = None,
     ) -> dict[str, Any]:
         job = CaseJob(
             run_id=run_id,
@@ -63,6 +73,8 @@ def register(app: Celery, settings: FarmSettings) -> None:
         status = RUNTIME.run_status(run_id)
         if status is RunStatus.interrupted:
             return job.reference()  # Ctrl-C'd: a worker that missed the revoke skips it too
+        if superseded(run_id, epoch, f"case {case_id}#{trial} not run:"):
+            return job.reference()
         if status is None:  # the run was written to another store than this worker's
             log.error(
                 "run %s is not in this worker's results store (%s): MEMEVAL_DATABASE_URL "
@@ -74,22 +86,35 @@ def register(app: Celery, settings: FarmSettings) -> None:
             raise retry(task, settings)
         metrics.case_started(run_id, engine)
         result = execute(task, job, settings, halts)
+        if superseded(run_id, epoch, f"case {case_id}#{trial} not stored:"):
+            return job.reference()
+        if RUNTIME.run_status(run_id) is not RunStatus.running:  # a closed run's rows stay
+            log.info("run %s is closed: case %s#%d not stored", run_id, case_id, trial)
+            return job.reference()
         try:
             RUNTIME.store.upsert_case_result(result)
         except OperationalError as exc:  # the store is infrastructure too: retry the case
             raise retry(task, settings, exc) from exc
         metrics.case_finished(result, job.options.llm.model if job.options.llm else None)
+        began = fence.began(getattr(app.backend, "client", None), run_id)
+        if began is not None and all_landed(RUNTIME.store, run_id, began):
+            finalize(RUNTIME.store, run_id)  # the last case closes its run, chord or none
         return job.reference()
 
-    def finish_run_task(_refs: list[dict[str, Any]], run_id: str) -> dict[str, object]:
+    def finish_run_task(
+        _refs: list[dict[str, Any]], run_id: str, epoch: str | None = None
+    ) -> dict[str, object]:
+        """An earlier dispatch's chord leaves the run to the latest one's."""
+        if superseded(run_id, epoch, "the closing step of an earlier dispatch skipped:"):
+            return {"run_id": run_id, "superseded": True}
         return summary(finalize(RUNTIME.store, run_id))
 
     def finish_sweep_task(
-        _refs: list[dict[str, Any]], run_ids: list[str]
+        _refs: list[dict[str, Any]], run_ids: list[str], epochs: dict[str, str] | None = None
     ) -> list[dict[str, object]]:
         """A sweep's runs share one chord, so that one budget and one queue cover them all;
         each run is still folded and closed on its own, as idempotently as `finish_run`."""
-        return [summary(finalize(RUNTIME.store, run_id)) for run_id in run_ids]
+        return [finish_run_task(_refs, run_id, (epochs or {}).get(run_id)) for run_id in run_ids]
 
     app.task(
         name=RUN_CASE,
@@ -126,9 +151,11 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
         return job.failed(f"not run: {halted}", started)
     if halted is not None:
         return job.failed(f"{NOT_RUN}: {halted}", started, CaseStatus.skipped_credits)
+    key = f"{job.run_id}:{job.case.id}#{job.trial}"
+    attempt = next_attempt(client, settings.key_prefix, key, task.request.retries)
     try:
         result = RUNTIME.run(
-            case_with_limits(job, str(task.app.conf.result_backend), task.request.retries),
+            case_with_limits(job, str(task.app.conf.result_backend), attempt),
             timeout=settings.case_timeout,
         )
         with contextlib.suppress(*REDIS_FAULTS):
@@ -145,11 +172,11 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
             halts.raise_flag(client, job.run_id, reason)
         return job.failed(reason, started, CaseStatus.skipped_credits)
     except (EngineUnavailable, *REDIS_FAULTS) as exc:
-        attempt = task.request.retries
-        if attempt < settings.retries:
+        tries = task.request.retries
+        if tries < settings.retries:
             raise retry(task, settings, exc) from exc
         what = "the farm's Redis failed" if isinstance(exc, REDIS_FAULTS) else "engine unavailable"
-        reason = f"{what} after {attempt + 1} attempts: {exc}"
+        reason = f"{what} after {tries + 1} attempts: {exc}"
     except (TimeoutError, SoftTimeLimitExceeded):
         reason = f"the case did not finish within {settings.case_timeout:g}s"
     except Exception as exc:  # a crashing case is a result, so the chord still completes
@@ -161,13 +188,13 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
             redact(traceback.format_exc()),
         )
         reason = f"{type(exc).__name__}: {exc}"
-    return job.failed(redact(reason), started, attempt=task.request.retries)
+    return job.failed(redact(reason), started, attempt=attempt)
 
 
 async def case_with_limits(job: CaseJob, redis_url: str, attempt: int = 0) -> CaseResult:
     """The case behind the global rate limiter and with the run's answering model, both kept
-    in the farm's Redis so every worker on every machine shares them. `attempt` is the task's
-    retry count, so each retry runs on a fresh tenant."""
+    in the farm's Redis so every worker on every machine shares them. `attempt` counts the
+    case's executions (`memeval_farm.attempts`), so each runs on a fresh tenant."""
     async with (
         limited_engine(RUNTIME.engine(job.engine), job.options.rates, redis_url) as limited,
         answerer_for(

@@ -144,7 +144,10 @@ class Watchdog:
         if now is None or now.run_id == self.identity.run_id:
             return
         if self.identity.append_only:
-            self.outage.say("the broker restarted; its append-only file kept the queue")
+            self.outage.say(
+                "the broker restarted from its append-only file; a case the file did not keep "
+                "is found missing from the queue and reported lost"
+            )
         else:
             self.reason = LOST_WITH_BROKER
             self.outage.say(

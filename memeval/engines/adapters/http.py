@@ -107,7 +107,7 @@ class HttpEngine(RemoteEngine):
         except RemoteError as exc:
             if exc.status == 501 and isinstance(exc.body, dict):
                 capability = exc.body.get("capability")
-                if capability in Capability.__members__:
+                if isinstance(capability, str) and capability in Capability.__members__:
                     raise Unsupported(Capability(capability)) from None
             raise
 

@@ -59,7 +59,7 @@ class EngineSettings(BaseSettings):
         problem becomes one message that names the option or variable to change."""
         cls._check_options(options)
         try:
-            return cls(**options)
+            return cls.model_validate(options)
         except ValidationError as exc:
             raise cls._explain(exc.errors()[0]) from None
 
@@ -69,7 +69,7 @@ class EngineSettings(BaseSettings):
         workers hold the keys."""
         cls._check_options(options)
         try:
-            cls(**options)
+            cls.model_validate(options)
         except ValidationError as exc:
             for error in exc.errors():
                 field = _field_of(cls, error["loc"])

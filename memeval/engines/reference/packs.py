@@ -115,11 +115,11 @@ def build(memory: Memory, req: Request) -> Pack:
             key = normalise(item.text)
             if item.doc not in pinned_docs and key not in said:
                 said.add(key)  # the same words again, from another time or thread, add nothing
-                bullet = _bullet(item, req)
+                line = _bullet(item, req)
                 if item.doc in flagged:
-                    bullet = f"{bullet} ({flagged[item.doc]})"
-                origins[bullet] = _origins(memory, item.doc)
-                yield (_section(item, req) if scores[item.doc] >= floor else OTHER), bullet
+                    line = f"{line} ({flagged[item.doc]})"
+                origins[line] = _origins(memory, item.doc)
+                yield (_section(item, req) if scores[item.doc] >= floor else OTHER), line
 
     pack = render(req.title, _fit(req.title, chosen(), req.budget), req.budget)
     by_line = {" ".join(bullet.split()): ids for bullet, ids in origins.items()}

@@ -79,10 +79,6 @@
     return sign + num(Math.abs(v), unit);
   }
 
-  function ci(low, high, unit) {
-    return low === null || low === undefined ? "–" : num(low, unit) + " – " + num(high, unit);
-  }
-
   // ---- charts -----------------------------------------------------------------------------
 
   function chart(name, width, height, children) {
@@ -114,7 +110,7 @@
 
   // Horizontal bars 0–100% with the bootstrap interval as a whisker.
   function dimensionChart(rows) {
-    var left = 90, right = 150, width = 540, rowH = 30, top = 8;
+    var left = 90, right = 210, width = 600, rowH = 30, top = 8;
     var height = top + rows.length * rowH + 24;
     var plotR = width - right;
     var x = function (v) { return left + v * (plotR - left); };
@@ -130,8 +126,7 @@
       }
       var bar = svg("rect", { class: strong ? "bar strong" : "bar", x: left, y: y + 6,
         width: Math.max(0, x(r.value) - left), height: rowH - 12, rx: 2 },
-        [tooltip(r.name + " " + pct(r.value) + " (95% CI " + ci(r.low, r.high, "share") +
-          "), n=" + r.n)]);
+        [tooltip(r.name + " " + pct(r.value) + " (95% CI " + r.ci_shown + "), " + r.sample)]);
       parts.push(bar);
       if (r.low !== null) {
         var mid = y + rowH / 2;
@@ -139,8 +134,8 @@
         parts.push(svg("line", { class: "ci", x1: x(r.low), x2: x(r.low), y1: mid - 6, y2: mid + 6 }));
         parts.push(svg("line", { class: "ci", x1: x(r.high), x2: x(r.high), y1: mid - 6, y2: mid + 6 }));
       }
-      parts.push(svg("text", { x: plotR + 8, y: y + 19, text: pct(r.value) + "  [" +
-        ci(r.low, r.high, "share") + "]" }));
+      parts.push(svg("text", { x: plotR + 8, y: y + 19, class: "value-label",
+        text: pct(r.value) + "  [" + r.ci_shown + "]" }));
     });
     return chart("dimensions", width, height, parts);
   }
@@ -236,8 +231,7 @@
       var per = r.usd_per_correct || 0;
       var engineW = total > 0 ? per * (r.engine_usd / total) * scale : 0;
       var answerW = total > 0 ? per * (r.answerer_usd / total) * scale : 0;
-      var label = r.correct ? num(r.usd_per_correct, "usd") + " each · " + r.correct + " correct"
-        : "no correct answer";
+      var label = r.shown;
       parts.push(svg("rect", { class: "bar strong", x: left, y: y + 5, width: engineW,
         height: rowH - 10 }, [tooltip(r.group + ": engine $" + r.engine_usd.toFixed(4) +
           ", answering model $" + r.answerer_usd.toFixed(4) + ", " + r.correct + " correct")]));
@@ -246,7 +240,7 @@
       parts.push(svg("text", { x: left + engineW + answerW + 6, y: y + 17, text: label }));
     });
     var legend = most > 0 ? "blue engine · orange answering model, per correct answer"
-      : "no spend recorded: the engine and the answering model reported $0";
+      : "no spend to draw: each cost is $0 or, shown as –, unmeasured";
     parts.push(svg("text", { class: "tick", x: left, y: height - 4, text: legend }));
     return chart("cost", width, height, parts);
   }
@@ -395,7 +389,7 @@
 
   function runPage(d) {
     var tiles = d.headline.map(function (h) {
-      var sub = "95% CI " + ci(h.low, h.high, "share") + " · n=" + h.n;
+      var sub = "95% CI " + h.ci_shown + " · " + h.sample;
       if (h.spread) sub += " · ±" + (100 * h.spread.sd).toFixed(1) + " pts across trials";
       return el("div", { class: "tile" }, [
         el("div", { class: "label", text: h.title }),

@@ -10,10 +10,15 @@
 -- (waiting for in-flight holds to settle if need be); once it does not, the tail of the budget
 -- is handed out whole to one caller at a time, as long as it covers the smallest hold.
 -- Returns {1, held} held; {0, i} wait: scope i's in-flight holds fill the room (settling them
--- may free it), or an older caller is waiting first; {-1, i} refused: scope i is closed, or
--- its settled spend leaves less than the smallest hold with nothing in flight, which closes
--- it so that no later, smaller call sneaks in.
+-- may free it), or its first call has not settled yet, or an older caller is waiting first;
+-- {-1, i} refused: scope i is closed, or its settled spend leaves less than the smallest hold
+-- with nothing in flight, which closes it so that no later, smaller call sneaks in.
 redis.replicate_commands()
+-- Every increment goes through `add`: Lua writes a negated zero (a free call's hold) as "-0",
+-- which HINCRBY refuses as "not an integer", so a free model failed every case.
+local function add(hash, field, by)
+  redis.call('HINCRBY', hash, field, string.format('%d', by))
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local id, amount, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[4]
@@ -35,8 +40,8 @@ for i = 0, scopes - 1 do
   for _, hid in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now)) do
     local held = tonumber(redis.call('HGET', holds, hid))
     if held then
-      redis.call('HINCRBY', state, 'reserved', -held)
-      redis.call('HINCRBY', state, 'spent', held)
+      add(state, 'reserved', -held)
+      add(state, 'spent', held)
       redis.call('HSET', lapsed, hid, held)
       redis.call('HDEL', holds, hid)
     end
@@ -48,7 +53,7 @@ local wait = -1
 local grant = amount
 for i = 0, scopes - 1 do
   local state = key(i, 1)
-  local v = redis.call('HMGET', state, 'cap', 'spent', 'reserved', 'closed')
+  local v = redis.call('HMGET', state, 'cap', 'spent', 'reserved', 'closed', 'calls')
   if not v[1] then
     return redis.error_reply('budget ' .. state .. ' was never opened')
   end
@@ -76,6 +81,11 @@ for i = 0, scopes - 1 do
     if wait < 0 and free < need then
       wait = i
     end
+  end
+  -- Until one billed call has settled, one hold at a time: its bill shows whether holds bound
+  -- this service at all, before a crowd of calls can each be billed past theirs.
+  if wait < 0 and reserved > 0 and not v[5] then
+    wait = i
   end
 end
 
@@ -111,7 +121,7 @@ end
 
 leave_queues()
 for i = 0, scopes - 1 do
-  redis.call('HINCRBY', key(i, 1), 'reserved', grant)
+  add(key(i, 1), 'reserved', grant)
   redis.call('HSET', key(i, 2), id, grant)
   redis.call('ZADD', key(i, 3), now + tonumber(ARGV[3]), id)
   for k = 1, 4 do

@@ -9,6 +9,12 @@
 -- no further call can carry the spend past the cap, and the excess is counted for the report.
 -- Settling twice is a no-op, so a retried settle cannot double-count.
 -- Returns {found (1|0), micro-USD billed above the hold}.
+-- Every increment goes through `add`: Lua writes a negated zero (a free call's hold) as "-0",
+-- which HINCRBY refuses as "not an integer", so a free model failed every case.
+local function add(hash, field, by)
+  redis.call('HINCRBY', hash, field, string.format('%d', by))
+end
+
 local id, actual, counted = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local scopes = #KEYS / 5
 local found, over = 0, 0
@@ -18,15 +24,15 @@ for i = 0, scopes - 1 do
   local hit = false
   local held = tonumber(redis.call('HGET', holds, id))
   if held then
-    redis.call('HINCRBY', state, 'reserved', -held)
-    redis.call('HINCRBY', state, 'spent', actual)
+    add(state, 'reserved', -held)
+    add(state, 'spent', actual)
     redis.call('HDEL', holds, id)
     redis.call('ZREM', leases, id)
     hit = true
   else
     held = tonumber(redis.call('HGET', lapsed, id))
     if held then
-      redis.call('HINCRBY', state, 'spent', actual - held)
+      add(state, 'spent', actual - held)
       redis.call('HDEL', lapsed, id)
       hit = true
     end
@@ -35,11 +41,11 @@ for i = 0, scopes - 1 do
     found = 1
   end
   if hit and counted then
-    redis.call('HINCRBY', state, 'calls', 1)
+    add(state, 'calls', 1)
     if actual > held then
       over = actual - held
-      redis.call('HINCRBY', state, 'overbilled', over)
-      redis.call('HINCRBY', state, 'overbilled_calls', 1)
+      add(state, 'overbilled', over)
+      add(state, 'overbilled_calls', 1)
       redis.call('HSETNX', state, 'closed', 'overbilled')
     end
     if ARGV[4] ~= '' then
