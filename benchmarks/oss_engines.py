@@ -36,7 +36,7 @@ from benchmarks.engines import ROOT
 from memeval.models import NOTE
 
 ENGINES = ("reference", "bm25", "naive", "mem0-oss", "graphiti")
-MODEL_URL_ENV = {"mem0-oss": "MEM0_OSS_URL", "graphiti": "GRAPHITI_URL"}
+MODEL_URL_ENV = {"mem0-oss": "MEM0_OSS_URL", "graphiti": "GRAPHITI_URL", "langmem": "LANGMEM_URL"}
 FARM_ENV = ("MEMEVAL_BROKER_URL", "MEMEVAL_DATABASE_URL")
 DIMENSIONS = ("temporal", "conflict", "multihop", "abstention", "provenance")
 KPIS = ("pack_hit", "paraphrase_pack_hit", "fresh_first", "leaks")

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 from pydantic import SecretStr
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from memeval.engines.adapters.wire_facts import sourced
@@ -55,13 +56,14 @@ def engines(
             mark = " (set)" if s.present else (" (MISSING)" if s.required else "")
             settings.append(f"{how}: {state}{mark}")
         name = f"{row.name}\n[dim]{row.origin}[/]"
-        notes = [f"[yellow]{n}[/]" for n in row.notes]
+        # Escaped: a note or fix holding `[mem0]` is text, not a rich style to swallow.
+        notes = [f"[yellow]{escape(n)}[/]" for n in row.notes]
         if row.verified_against:
-            notes.append(f"[dim]verified against: {row.verified_against}[/]")
+            notes.append(f"[dim]verified against: {escape(row.verified_against)}[/]")
         if (facts := sourced(row.name)) is not None:
             notes.append(f"[dim]wire facts sourced: {facts[0]} of {facts[1]}[/]")
         if row.error:
-            notes.append(f"[red]{row.error}[/]")
+            notes.append(f"[red]{escape(row.error)}[/]")
         table.add_row(name, "\n".join([caps or "none", *notes]), "\n".join(settings) or "none")
     out.print(table)
 

@@ -12,6 +12,7 @@ A reference is what task messages carry, so it holds no secret:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from urllib.parse import parse_qsl, urlencode
 
@@ -39,6 +40,17 @@ BUILTIN: dict[str, str] = {
     "graphiti": "memeval.engines.adapters.graphiti:GraphitiEngine",
     "zep": "memeval.engines.adapters.zep:ZepEngine",
     "supermemory": "memeval.engines.adapters.supermemory:SupermemoryEngine",
+    "langmem": "memeval.engines.adapters.langmem_engine:LangMemEngine",
+    "cognee": "memeval.engines.adapters.cognee_engine:CogneeEngine",
+}
+
+# In-process engines over an optional library: the module each imports, and the extra that
+# installs it, so `memeval engines` can name the exact `pip install` a user is missing.
+LIBRARIES: dict[str, tuple[str, str]] = {
+    "mem0-oss": ("mem0", "mem0"),
+    "graphiti": ("graphiti_core", "graphiti"),
+    "langmem": ("langmem", "langmem"),
+    "cognee": ("cognee", "cognee"),
 }
 
 
@@ -209,9 +221,21 @@ def describe() -> list[EngineListing]:
                 settings=_settings_of(settings_model(cls)),
                 notes=list(getattr(cls, "notes", ())),
                 verified_against=cls.verified_against,
+                error=_library_missing(name),
             )
         )
     return rows
+
+
+def _library_missing(name: str) -> str | None:
+    if name not in LIBRARIES:
+        return None
+    module, extra = LIBRARIES[name]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package missing, or the module blocked
+        found = False
+    return None if found else f"needs the `{module}` package: pip install 'memeval[{extra}]'"
 
 
 def _settings_of(model: type[EngineSettings] | None) -> list[Setting]:

@@ -2,7 +2,10 @@
 
 - structured output (`response_format` `json_schema`): a valid instance of the schema;
 - `json_object`: the shape of the first output example in the prompt, else `{"facts": [...]}`;
-- tools: a call to the tool the request forces (or its first tool) with valid arguments;
+- tools: a call to the tool the request forces with valid arguments; free to choose, the first
+  tool that needs no id of an existing item (LangMem's manager offers trustcall's `PatchDoc`,
+  keyed by a `json_doc_id`, before its `Memory`: an id the stand-in would make up names no
+  item, and the library then drops the whole write);
 - memeval's own answer prompt (a `<pack>` and a `Question:`): the pack line that shares the
   most words with the question, as the extractive answer is graded;
 - anything else: the sentences of the last user message.
@@ -111,7 +114,13 @@ def _forced_tool(request: ChatRequest) -> ToolFunction | None:
     if isinstance(request.tool_choice, dict):
         wanted = request.tool_choice.get("function", {}).get("name")
         return next((t.function for t in request.tools if t.function.name == wanted), None)
-    return request.tools[0].function
+    tools = [t.function for t in request.tools]
+    return next((t for t in tools if not _needs_an_id(t)), tools[0])
+
+
+def _needs_an_id(tool: ToolFunction) -> bool:
+    required = tool.parameters.get("required") or []
+    return any(str(name).lower().endswith("id") for name in required)
 
 
 def _content(request: ChatRequest, prompt: str, last_user: str) -> str:

@@ -1,9 +1,10 @@
 """What a stand-in model takes as "the facts stated in the input": sentences of the new text.
 
 Extraction prompts wrap the text to extract from in a marked section (mem0: `## New Messages`;
-Graphiti: `<CURRENT_MESSAGE>`, `<TEXT>`, `<MESSAGES>`), after instructions and examples that
-are not facts. The model reads that section when there is one, else the last user message,
-drops role prefixes (`user:`) and splits what is left into sentences, each one fact.
+Graphiti: `<CURRENT_MESSAGE>`, `<TEXT>`, `<MESSAGES>`; LangMem: `<session_ID>`), after
+instructions and examples that are not facts. The model reads that section when there is one,
+else the last user message, drops role prefixes (`user:`) and LangChain's role banners
+(`=== Human Message ===`) and splits what is left into sentences, each one fact.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ _SECTIONS = (
         r"<(CURRENT[ _]MESSAGE|CURRENT[ _]EPISODE|TEXT|MESSAGES|EPISODE[ _]CONTENT)>\n?(.*?)</\1>",
         re.S,
     ),
+    re.compile(r"<(session_[0-9a-f-]+)>\n?(.*?)</\1>", re.S),
 )
 _ROLE = re.compile(r"^\s*(?:user|assistant|system)\s*:\s*", re.I | re.M)
+_BANNER = re.compile(r"^=+ [\w ]+ Message =+$", re.M)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
@@ -46,7 +49,7 @@ def _unjson(section: str) -> str:
 def sentences(text: str) -> list[str]:
     """Each non-empty line split into sentences, role prefixes dropped, in order, no repeats."""
     out: list[str] = []
-    for line in _ROLE.sub("", text).splitlines():
+    for line in _ROLE.sub("", _BANNER.sub("", text)).splitlines():
         for sentence in _SENTENCE.split(line.strip()):
             cleaned = sentence.strip(" -*\t")
             if cleaned and cleaned not in out:

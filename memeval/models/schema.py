@@ -121,19 +121,30 @@ def _holds_text(items: dict[str, Any], filler: _Filler) -> bool:
 
 
 def example_shape(prompt: str) -> dict[str, Any] | None:
-    """The first JSON object in `prompt` that holds a list of objects: the output example a
-    `json_object` prompt shows, turned into a schema."""
+    """The first JSON object in `prompt` that holds a list of objects (the output example a
+    `json_object` prompt shows, turned into a schema) or is itself a JSON Schema of an object
+    (cognee's fallback puts its response model's schema in the system prompt)."""
     decoder = json.JSONDecoder()
     for match in _OBJECT_START.finditer(prompt):
         try:
             example, _ = decoder.raw_decode(prompt[match.start() :])
         except ValueError:
             continue
+        if _is_object_schema(example):
+            return example
         if isinstance(example, dict) and any(
             isinstance(v, list) and v and isinstance(v[0], dict) for v in example.values()
         ):
             return _schema_of(example)
     return None
+
+
+def _is_object_schema(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("type") == "object"
+        and isinstance(value.get("properties"), dict)
+    )
 
 
 def _schema_of(example: Any) -> dict[str, Any]:

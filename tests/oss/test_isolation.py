@@ -14,7 +14,7 @@ from memeval.conformance import Verdict, check
 from memeval.engines.types import Assertion, MemoryItem, Turn, TurnContext
 from memeval.server.app import create_app
 from tests.adapters.fakes import running
-from tests.oss.engines import ENGINES, engine_at
+from tests.oss.engines import ENGINES, NEXT, engine_at
 
 AT = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -23,7 +23,7 @@ def _marker() -> str:
     return f"zq{secrets.token_hex(4)}"
 
 
-@pytest.mark.parametrize("name", [*ENGINES, "mem0-oss?vector_store=faiss"])
+@pytest.mark.parametrize("name", [*ENGINES, *NEXT, "mem0-oss?vector_store=faiss"])
 def test_tenants_never_see_each_other(name, model_url, tmp_path):
     engine = engine_at(name, model_url, str(tmp_path))
     mark_a, mark_b = _marker(), _marker()
@@ -61,7 +61,7 @@ def test_tenants_never_see_each_other(name, model_url, tmp_path):
     asyncio.run(go())
 
 
-@pytest.mark.parametrize("name", ENGINES)
+@pytest.mark.parametrize("name", [*ENGINES, *NEXT])
 def test_memeval_conformance_passes_the_served_engine(name, model_url, tmp_path):
     token = secrets.token_hex(8)
     engine = engine_at(name, model_url, str(tmp_path))

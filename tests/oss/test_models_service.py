@@ -243,3 +243,60 @@ def test_a_busy_port_is_one_line_and_exit_2(cli, model_url):
     done = cli("models", "serve", "--port", port)
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_langmems_session_section_is_the_input_without_role_banners():
+    """LangMem's memory manager prints the new messages inside `<session_ID>` with LangChain's
+    banners; the instructions before it are not facts."""
+    from memeval.models.facts import facts
+
+    prompt = (
+        "You are a long-term memory manager. Extract memories.\n\n"
+        "<session_5f0c2a9e-1b2c-4d3e-8f90-123456789abc>\n"
+        "================================ Human Message =================================\n\n"
+        "Ada moved to Bergen. She runs the lab.\n"
+        "</session_5f0c2a9e-1b2c-4d3e-8f90-123456789abc>"
+    )
+    assert facts(prompt) == ["Ada moved to Bergen.", "She runs the lab."]
+
+
+def test_free_to_choose_the_stand_in_calls_a_tool_needing_no_existing_id(client):
+    patch = {
+        "type": "object",
+        "properties": {"json_doc_id": {"type": "string"}, "planned_edits": {"type": "string"}},
+        "required": ["json_doc_id", "planned_edits"],
+    }
+    tools = [
+        {"type": "function", "function": {"name": "PatchDoc", "parameters": patch}},
+        {"type": "function", "function": {"name": "save", "parameters": SCHEMA}},
+    ]
+    reply = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": TEXT}], tools=tools, tool_choice="required"
+    )
+    assert reply.choices[0].message.tool_calls[0].function.name == "save"
+    only_patch = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": TEXT}], tools=tools[:1]
+    )
+    assert only_patch.choices[0].message.tool_calls[0].function.name == "PatchDoc"
+
+
+def test_json_object_answers_an_instance_of_a_json_schema_the_prompt_shows(client):
+    """cognee's fallback: the response model's JSON Schema in the system prompt."""
+    schema = {
+        "type": "object",
+        "properties": {"summary": {"type": "string"}, "description": {"type": "string"}},
+        "required": ["summary"],
+    }
+    reply = client.chat.completions.create(
+        model="m",
+        messages=[
+            {
+                "role": "system",
+                "content": f"Summarise. Conform to this schema:\n{json.dumps(schema)}",
+            },
+            {"role": "user", "content": "Ada moved to Bergen. She runs the lab."},
+        ],
+        response_format={"type": "json_object"},
+    )
+    answer = json.loads(reply.choices[0].message.content)
+    assert "Ada moved to Bergen." in answer["summary"] and "facts" not in answer

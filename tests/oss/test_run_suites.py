@@ -21,6 +21,7 @@ import pytest
 
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Dimension
+from tests.oss.engines import COGNEE
 
 ROOT = Path(__file__).resolve().parents[2]
 # Documents and turns written, then asked and resumed from (ingest, post_turn, pre_turn,
@@ -32,6 +33,8 @@ MEM0_OSS_SCENARIOS = (
     "lifecycle/compaction",
     "lifecycle/learning_from_feedback",
 )
+# The temporal dimension whole, and a scenario that writes, settles, probes and forgets.
+NEXT_SCENARIOS = ("lifecycle/conflicts",)
 FARM_ENV = ("MEMEVAL_BROKER_URL", "MEMEVAL_DATABASE_URL", "MEMEVAL_RESULT_BACKEND")
 
 
@@ -108,3 +111,15 @@ def test_mem0_oss_runs_a_fixture_of_every_dimension_and_three_scenarios(served, 
 @pytest.mark.timeout(900)
 def test_graphiti_runs_a_fixture_of_every_dimension_and_one_scenario(served, tmp_path):
     _run_selection("graphiti", "GRAPHITI_URL", served, tmp_path, GRAPHITI_SCENARIOS)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(
+    ("engine", "env_var"),
+    [("langmem", "LANGMEM_URL"), pytest.param("cognee", "COGNEE_ENGINE_URL", marks=COGNEE.marks)],
+)
+def test_runs_the_temporal_dimension_and_one_scenario(engine, env_var, served, tmp_path):
+    temporal = [f.id for f in resolve("dimensions").fixtures if f.dimension is Dimension.temporal]
+    only = [*temporal, *NEXT_SCENARIOS]
+    report = _run(engine, env_var, served, tmp_path, *[x for i in only for x in ("--only", i)])
+    _assert_all_done(report, set(only))
