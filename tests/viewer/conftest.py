@@ -16,6 +16,10 @@ import memeval
 from memeval.engines.naive import NaiveEngine
 from memeval.store import Store, open_store
 from memeval.viewer.app import create_app
+from tests.farm.conftest import farm as farm  # the farm's fixtures, for a detached run's viewer
+from tests.farm.conftest import namespace as namespace
+from tests.farm.conftest import redis_url as redis_url
+from tests.farm.conftest import shared as shared
 
 
 class DownEngine(NaiveEngine):
