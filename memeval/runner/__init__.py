@@ -93,6 +93,9 @@ async def run_case(
     finish_answers(ctx)
     result.timings = ctx.watch.timings
     result.infra_retries = ctx.watch.retried.failed
+    # Read again now the engine has been used: a remote engine learns what it can do from its
+    # server on its first call, so at the case's start it may still claim nothing.
+    result.capabilities = sorted(c.value for c in engine.capabilities)
     result.finished_at = datetime.now(UTC)
     return result
 

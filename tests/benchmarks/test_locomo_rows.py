@@ -76,7 +76,7 @@ def test_category_5_is_counted_apart_by_default(dev):
     by_tag = {(k.tag, k.name): k for k in tag_kpis([result])}
     assert by_tag["category:adversarial", "abstain_probes"].n == len(adversarial)
     assert by_tag[APART, "pack_hit"].n == len(adversarial)
-    counted_all = sources.load("locomo", DEV5, {"categories": "1-5"})[0]
+    counted_all = next(sources.load("locomo", DEV5, {"categories": "1-5"}))
     everything = run(counted_all, "oracle")
     assert overall([everything])["pack_hit"].n == len(everything.probes)
 

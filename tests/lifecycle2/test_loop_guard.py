@@ -3,6 +3,8 @@ into the next user turn, and no face of the engine may keep a copy of an injecte
 
 from __future__ import annotations
 
+import pytest
+
 from memeval.agent import INJECTED_NOTE, injected
 from memeval.engines.types import INJECTED_CLOSE, INJECTED_OPEN, Pack
 from memeval.results import CaseResult, CheckStatus
@@ -47,7 +49,7 @@ def test_the_reference_engine_is_searched_on_every_face() -> None:
     assert {e.face for e in guard} == FACES
     looked = [e for e in guard if e.status in (CheckStatus.passed, CheckStatus.failed)]
     failed = [e for e in looked if e.status is CheckStatus.failed]
-    assert copies(result) == round(len(failed) / len(looked), 4)
+    assert copies(result) == pytest.approx(len(failed) / len(looked))
 
 
 def test_an_engine_that_drops_the_block_keeps_no_copy() -> None:
