@@ -54,7 +54,7 @@ class MiniLM:
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self._load(tensors)
-        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+        from threadpoolctl import ThreadpoolController
 
         self._threads = ThreadpoolController()
 
@@ -150,7 +150,8 @@ class MiniLM:
         summed = _padded(x, real, size, width).sum(axis=1)
         pooled = summed / mask.sum(axis=1, keepdims=True).astype(np.float32)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit: NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
 
 
 def _padded(x: Matrix, real: NDArray[np.bool_], size: int, width: int) -> Matrix:

@@ -28,7 +28,7 @@ class WordLlama:
 
     def __init__(self) -> None:
         try:
-            import wordllama  # type: ignore[import-untyped]
+            import wordllama
         except ImportError:
             raise UsageError(
                 "the `wordllama` embedder needs the `wordllama` package, which is not installed",

@@ -92,7 +92,8 @@ async def _write(scenario: Scenario, engine: Engine, ctx: CaseContext) -> dict[s
                 count(name, pad)
     agent = ScriptedAgent(engine, ctx.tenant, ctx.watch)
     writes: list[tuple[datetime, int, Document | Learning | Thread]] = []
-    for item in [*scenario.documents, *scenario.learnings]:
+    written: list[Document | Learning] = [*scenario.documents, *scenario.learnings]
+    for item in written:
         writes.append((scenario.written_at(item), len(writes), item))
     for thread in scenario.threads:
         writes.append((scenario.thread_start(thread), len(writes), thread))

@@ -206,9 +206,10 @@ class Transport:
             if response is not None and response.status_code in accept:
                 return response
             if response is not None:
-                failure = self._verdict(where, response, expect_json)
-                if failure is None:
+                verdict = self._verdict(where, response, expect_json)
+                if verdict is None:
                     return response
+                failure = verdict
             try:
                 await self._hold_off(where, failure, attempt, response)
             finally:
