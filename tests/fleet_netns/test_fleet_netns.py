@@ -30,8 +30,11 @@ RUN_TIMEOUT_S = 150
 
 def base_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMEVAL_")}
+    # The watchdog looks for lost cases only after a quiet spell longer than the cut: a worker
+    # cut off for CUT_S still holds its case, and the point is that it lands once the link is
+    # back. With 5 s, one CI run saw the watchdog give up on that case mid-cut.
     env.update(PYTHONPATH=str(Path(__file__).resolve().parents[2]), MEMEVAL_HTTP_TOKEN=TOKEN,
-               MEMEVAL_QUIET_AFTER="5", MEMEVAL_POLL_INTERVAL="0.5", COLUMNS="200",
+               MEMEVAL_QUIET_AFTER=str(CUT_S + 15), MEMEVAL_POLL_INTERVAL="0.5", COLUMNS="200",
                MEMEVAL_CASE_TIMEOUT="120", MEMEVAL_RETRY_BACKOFF="1",
                MEMEVAL_DATABASE_URL=f"sqlite:///{tmp / 'embedded.db'}")  # fmt: skip
     return env
