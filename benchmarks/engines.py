@@ -36,7 +36,8 @@ from memeval.engines.types import (
     Turn,
     TurnContext,
 )
-from memeval.plan import new_run_id
+from memeval.evaluation.jobs import CaseJob, planned
+from memeval.evaluation.planning import new_run_id
 from memeval.report.stored import fold_run as load_report
 from memeval.report.stored import require_run
 from memeval.results import RunReport
@@ -44,7 +45,6 @@ from memeval.runner import RunOptions
 from memeval.store import Store
 from memeval.suites.loader import Case
 from memeval_farm.farm import run_on_farm
-from memeval_farm.job import CaseJob, planned
 from memeval_farm.settings import FarmSettings
 
 ROOT = Path(__file__).resolve().parents[1]

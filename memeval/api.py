@@ -22,7 +22,7 @@ from rich.console import Console
 from memeval.engines.base import Engine
 from memeval.errors import UsageError
 from memeval.evaluation.engines import EngineArg, choose_engine
-from memeval.evaluation.execution import Execution, Farm, execute
+from memeval.evaluation.execution import Execution, Executor, InProcess, execute
 from memeval.evaluation.models import ModelOptions
 from memeval.evaluation.outcome import RunEnd, Stop
 from memeval.evaluation.outputs import Outputs
@@ -34,6 +34,7 @@ from memeval.evaluation.planning import (
     plan_new,
     plan_resume,
 )
+from memeval.evaluation.preflight import check_engine
 from memeval.evaluation.store import usable_store
 from memeval.report.compare import CompareReport, GroupBy
 from memeval.report.compare import compare as compare_reports
@@ -42,8 +43,6 @@ from memeval.report.stats import RESAMPLES
 from memeval.report.stored import fold
 from memeval.results import RunReport
 from memeval.store import Store, UnknownRun, open_store
-from memeval_farm.farm import check_engine
-from memeval_farm.settings import FarmSettings, load_settings
 
 __all__ = ["ModelOptions", "compare", "evaluate", "load_run", "resume"]
 
@@ -100,11 +99,11 @@ def evaluate(
     check_output("out", folder, folder=True)
     shown = console or Console(stderr=True)
     chosen = choose_engine(engine, in_process=farm is None)
-    where = Farm.connected(_farm_settings(farm), in_process=farm is None)
+    where = _executor(farm)
     store = usable_store(database_url)
     try:
         if chosen.local is None:
-            check_engine(chosen.ref, remote=where.shared is not None)
+            check_engine(chosen.ref, remote=where.remote)
         request = RunRequest(
             engine=chosen.ref,
             suite=suites,
@@ -147,7 +146,7 @@ def resume(
     shown = console or Console(stderr=True)
     chosen = None if engine is None else choose_engine(engine, in_process=farm is None)
     local = None if chosen is None else chosen.local
-    where = Farm.connected(_farm_settings(farm), in_process=farm is None)
+    where = _executor(farm)
     store = usable_store(database_url)
     try:
         record = store.resolve_run(run).record
@@ -156,7 +155,7 @@ def resume(
                 f"engine: run `{record.id}` ran {record.engine}, not {chosen.ref}",
                 fix="pass the engine the run was started with, or leave engine out",
             )
-        here = where.shared is None and local is None
+        here = not where.remote and local is None
         planned = plan_resume(store, record.id, budget_usd, check_here=here, console=shown)
         end = _execute(where, store, planned, workers, shown, folder, local)
     finally:
@@ -165,7 +164,7 @@ def resume(
 
 
 def _execute(
-    where: Farm,
+    where: Executor,
     store: Store,
     planned: PlannedRun,
     workers: int | None,
@@ -231,17 +230,28 @@ def _check_numbers(**given: object) -> None:
         ) from None
 
 
-def _farm_settings(farm: str | None) -> FarmSettings:
-    """This process's farm settings, with the broker the caller chose."""
+def _executor(farm: str | None) -> Executor:
+    """This process, or a farm: "embedded", or the fleet behind a broker URL. The farm, and
+    Celery with it, is imported only when the cases go to one: an in-process run loads no part
+    of Celery."""
+    from memeval_farm.settings import FarmSettings, load_settings
+
     settings = load_settings()
-    if farm is None or farm == EMBEDDED:
-        return settings.model_copy(update={"broker_url": None})
-    if "://" not in farm:
+    if farm is None:
+        from memeval_farm.redis_state import shared_for_process
+
+        return InProcess(shared_for_process())
+    if farm != EMBEDDED and "://" not in farm:
         raise UsageError(
             f"farm `{farm}` is neither `{EMBEDDED}` nor a broker URL",
             fix="pass farm=None (this process), farm='embedded', or redis://HOST:6379/0",
         )
-    return FarmSettings.model_validate(settings.model_dump() | {"broker_url": farm})
+    from memeval_farm.executor import FarmExecutor
+
+    broker = None if farm == EMBEDDED else farm
+    chosen = FarmSettings.model_validate(settings.model_dump() | {"broker_url": broker})
+    connected: Executor = FarmExecutor.connected(chosen)
+    return connected
 
 
 def _model_options(llm: Llm, budget_usd: float | None, rates: Sequence[str] | None) -> ModelOptions:

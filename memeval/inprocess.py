@@ -15,9 +15,9 @@ from typing import Protocol
 
 from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable
 from memeval.engines.registry import create
+from memeval.evaluation.planning import RunPlan
 from memeval.llm.answer import PaidCalls, answerer_for
 from memeval.llm.shared import OpenShared
-from memeval.plan import RunPlan
 from memeval.results import CaseResult
 from memeval.runner import failed_result, run_case
 from memeval.runner.refusals import FirstCases

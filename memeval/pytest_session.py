@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from memeval.engines.base import Engine
 from memeval.engines.registry import create, parse_ref
 from memeval.errors import MemevalError
-from memeval.plan import new_run_id, select
+from memeval.evaluation.planning import new_run_id, select
 from memeval.pytest_items import CaseItem, MemevalSuite
 from memeval.report.markdown import pct
 from memeval.results import CaseResult, RunReport

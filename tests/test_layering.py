@@ -12,6 +12,7 @@ imports through the top layer cannot either.
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,12 +27,11 @@ TOP_LAYER = (
     "memeval.cli",
     "memeval.__main__",
     "memeval.api",
-    "memeval.evaluation",
     "memeval.pytest_plugin",
 )
 """The only modules allowed to import the shell: the command line (and its entry point), the
-Python API it is a layer over (`memeval.api`, and `memeval.evaluation`, the run from start to
-end that both share), and the pytest plugin. Kept small on purpose."""
+Python API it is a layer over, and the pytest plugin; each picks an executor for a run. The
+run's lifecycle itself (`memeval.evaluation`) is core. Kept small on purpose."""
 LAZY_REEXPORT = frozenset({"memeval"})
 """The package root may re-export the API lazily (inside a function, e.g. a module
 `__getattr__`, or for type checkers only), so `import memeval.runner` still loads no shell."""
@@ -159,3 +159,45 @@ def test_the_allow_list_is_the_top_layer_only() -> None:
     assert violations(typed, "memeval.runner", is_package=True)  # only the root may
     assert violations("from memeval.api import evaluate\n", "memeval", is_package=True)
     assert violations(lazy.replace("memeval.api", "memeval_farm"), "memeval", is_package=True)
+
+
+IN_PROCESS_RUN = """
+import sys
+{run}
+loaded = sorted({{m.split(".")[0] for m in sys.modules}} & {shell!r})
+print("LOADED", loaded)
+"""
+
+
+def _loaded_after(run: str, tmp_path: Path) -> str:
+    script = IN_PROCESS_RUN.format(run=run, shell={"celery", "kombu", "flower"})
+    env = {**os.environ, "MEMEVAL_DATABASE_URL": f"sqlite:///{tmp_path / 'runs.db'}"}
+    env.pop("MEMEVAL_BROKER_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_an_in_process_run_loads_no_celery(tmp_path: Path) -> None:
+    """`memeval.evaluate` with no farm, and `memeval run --in-process`, run every case in this
+    process: neither may pay for (or depend on) Celery, kombu or Flower being importable."""
+    api = "import memeval\nr = memeval.evaluate('reference', suites='dimensions', " + (
+        "dimension='temporal')\nassert r.cases and all(c.status.value == 'done' for c in r.cases)"
+    )
+    assert _loaded_after(api, tmp_path) == "LOADED []"
+    cli = (
+        "from memeval.cli import main\n"
+        "sys.argv = ['memeval', 'run', '--in-process', '--dimension', 'temporal']\n"
+        "try:\n    main()\n"
+        "except SystemExit as e:\n    assert not e.code, e.code\n"
+    )
+    assert _loaded_after(cli, tmp_path) == "LOADED []"
+    farm = cli.replace("'--in-process', ", "")
+    assert _loaded_after(farm, tmp_path) == "LOADED ['celery', 'kombu']"  # the control

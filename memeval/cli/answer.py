@@ -19,14 +19,14 @@ from memeval.cli.options import BaseUrl, ModelTimeout, Prices, Rates
 from memeval.cli.run_options import ModelFlags
 from memeval.cli.summary import print_summary
 from memeval.errors import UsageError
+from memeval.evaluation.finalize import finalize
 from memeval.evaluation.models import (
     ModelPlan,
     paid_so_far,
     plan_models,
-    shared_in_process,
 )
 from memeval.evaluation.outcome import only_budget_stopped, unfinished
-from memeval.evaluation.planning import resumed_budget
+from memeval.evaluation.planning import new_run_id, resumed_budget
 from memeval.evaluation.store import usable_store
 from memeval.llm.answer import PaidCalls
 from memeval.llm.judge import JudgeMode
@@ -37,10 +37,9 @@ from memeval.llm.reanswer import (
     reopen_answer_run,
     suite_cases,
 )
-from memeval.plan import new_run_id
 from memeval.report.stored import require_run
 from memeval.store import RunStatus, Store
-from memeval_farm.aggregate import finalize
+from memeval_farm.redis_state import shared_for_process
 
 out = Console()
 BUDGET_REACHED = 5
@@ -99,7 +98,7 @@ def answer_command(
     store = usable_store()
     plan, models = _plan(flags, store)
     cases = suite_cases(require_run(store, plan.source).suite)
-    shared = shared_in_process()
+    shared = shared_for_process()
     opener = models.shared_opener(out)
     if opener is not None:
         opener(shared)

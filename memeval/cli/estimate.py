@@ -10,12 +10,12 @@ from rich.console import Console
 from rich.table import Table
 
 from memeval.cli.options import BaseUrl, Prices
+from memeval.evaluation.planning import select
 from memeval.llm.client import LlmClient
 from memeval.llm.estimate import PACK_TOKENS, ModelEstimate, estimate, planned_calls
 from memeval.llm.pricing import Price, model_list, resolve_prices
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import base_url_of, budget_micros, parse_models, user_prices
-from memeval.plan import select
 from memeval.suites.catalog import resolve
 
 out = Console()

@@ -19,11 +19,11 @@ from rich.console import Console
 
 from memeval.cli.options import Workers
 from memeval.errors import UsageError
+from memeval.evaluation.execution import Pool
 from memeval.evaluation.paths import check_output
 from memeval.evaluation.store import usable_store
 from memeval.results import CaseStatus
 from memeval.store import RunStatus
-from memeval_farm.embedded import Pool
 
 if TYPE_CHECKING:
     from memeval_farm.settings import FarmSettings

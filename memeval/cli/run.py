@@ -26,11 +26,12 @@ from memeval.cli.stop import stop_gently_on_sigterm
 from memeval.cli.summary import print_summary
 from memeval.errors import UsageError
 from memeval.evaluation import outcome
-from memeval.evaluation.execution import Execution, Farm, dispatch_detached, execute
+from memeval.evaluation.execution import Execution, Executor, InProcess, execute
 from memeval.evaluation.models import DEFAULT_MODEL
 from memeval.evaluation.outcome import RunEnd, Stop
 from memeval.evaluation.paths import check_output
 from memeval.evaluation.planning import PlannedRun, concurrency, plan_new, plan_resume
+from memeval.evaluation.preflight import check_engine
 from memeval.evaluation.store import usable_store
 from memeval.llm.judge import JudgeMode
 from memeval.llm.setup import check_model_options
@@ -42,7 +43,6 @@ from memeval.runner.refusals import stopped
 from memeval.store import Store
 from memeval.summary import plural
 from memeval.viewer.discovery import run_url, store_key
-from memeval_farm.farm import check_engine
 from memeval_farm.settings import FarmSettings, load_settings
 
 out = Console()
@@ -111,15 +111,29 @@ def _run(flags: RunFlags, began: float) -> None:
     if flags.dry_run:
         _estimate(flags)
         return
-    farm = Farm.connected(settings, in_process=flags.in_process)
+    farm = _executor(flags, settings)
     store = usable_store()
     planned = _plan(flags, farm, store)
-    if flags.detach and farm.shared is not None:
-        dispatch_detached(farm.shared, settings, store, planned, out)
+    if flags.detach:
+        from memeval_farm.executor import FarmExecutor
+
+        assert isinstance(farm, FarmExecutor)  # `_checked` refused --detach without a fleet
+        farm.dispatch_detached(store, planned, out)
         out.print(planned.run_id)
         return
     end = execute(farm, store, planned, _how(flags, local))
     _conclude(end, store, planned, flags.fail_under, baseline, time.monotonic() - began)
+
+
+def _executor(flags: RunFlags, settings: FarmSettings) -> Executor:
+    """Where the cases run. `--in-process` imports no part of the farm's Celery."""
+    if flags.in_process:
+        from memeval_farm.redis_state import shared_for_process
+
+        return InProcess(shared_for_process())
+    from memeval_farm.executor import FarmExecutor
+
+    return FarmExecutor.connected(settings)
 
 
 def _how(flags: RunFlags, workers: int) -> Execution:
@@ -180,16 +194,16 @@ def _estimate(flags: RunFlags) -> None:
     )
 
 
-def _plan(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
+def _plan(flags: RunFlags, farm: Executor, store: Store) -> PlannedRun:
     planned = _planned(flags, farm, store)
     _show_viewer(store, planned.run_id)
     return planned
 
 
-def _planned(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
+def _planned(flags: RunFlags, farm: Executor, store: Store) -> PlannedRun:
     if flags.resume is None:
         request = flags.request()
-        check_engine(request.engine, remote=farm.shared is not None)
+        check_engine(request.engine, remote=farm.remote)
         return plan_new(store, request, out)
     if flags.names_a_new_run():
         raise UsageError(
@@ -202,7 +216,7 @@ def _planned(flags: RunFlags, farm: Farm, store: Store) -> PlannedRun:
         out.print(note, highlight=False)
     # Local workers (or this process) run the cases: the engine is checked before the run
     # reopens.
-    local = farm.shared is None
+    local = not farm.remote
     return plan_resume(store, match.record.id, flags.budget_usd, check_here=local, console=out)
 
 

@@ -11,13 +11,13 @@ from pydantic import BaseModel, ValidationError, field_validator
 
 from memeval.engines.registry import with_options
 from memeval.errors import UsageError
+from memeval.evaluation.execution import Pool
 from memeval.evaluation.models import DEFAULT_MODEL, ModelOptions
 from memeval.evaluation.outputs import Outputs
 from memeval.evaluation.planning import RunRequest
 from memeval.llm.judge import JudgeMode
 from memeval.runner.host import HostLimits
 from memeval.suites.haystack import Haystack, parse_needles, parse_sizes
-from memeval_farm.embedded import Pool
 
 Engine = Annotated[
     str | None,

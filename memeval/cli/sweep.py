@@ -24,11 +24,11 @@ from memeval.cli.sweep_options import SweepFlags
 from memeval.engines.registry import validate as validate_engine
 from memeval.errors import UsageError
 from memeval.evaluation.paths import check_output
+from memeval.evaluation.planning import select
 from memeval.evaluation.store import usable_store
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import check_model_options, parse_models
 from memeval.llm.sweep import Profile, SweepConfig, SweepReport, parse_profile
-from memeval.plan import select
 from memeval.report.markdown import pct
 from memeval.results import CaseStatus
 from memeval.secrets import redact_model

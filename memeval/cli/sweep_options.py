@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 from pydantic import BaseModel, field_validator
 
+from memeval.evaluation.execution import Pool
 from memeval.llm.prompt import MAX_TOKENS
-from memeval_farm.embedded import Pool
 
 Models = Annotated[str, typer.Option("--models", help="Comma-separated model ids.")]
 BudgetUsd = Annotated[float, typer.Option(help="The most the whole sweep may spend.")]

@@ -7,14 +7,12 @@ fails here, before the run exists, so a typo never costs a half-finished run.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 
 from pydantic import BaseModel, Field, field_validator
 from rich.console import Console
 
 from memeval.errors import UsageError
-from memeval.llm.in_memory import MemoryState
 from memeval.llm.judge import JUDGE_MAX_TOKENS, JUDGE_PROMPT_VERSION, JudgeMode
 from memeval.llm.rates import Rate, parse_rates
 from memeval.llm.setup import budget_micros, prepare
@@ -22,7 +20,6 @@ from memeval.llm.shared import BudgetState, OpenShared
 from memeval.llm.spec import LlmSpec
 from memeval.llm.sweep import SWEEP_SCOPE, sweep_runs
 from memeval.store import Store
-from memeval_farm.redis_state import redis_state
 
 DEFAULT_MODEL = "openai/gpt-4.1-mini"
 
@@ -58,14 +55,6 @@ class ModelPlan(BaseModel):
     spent_micros: int = 0  # what a resumed run's results already paid
     raise_cap: bool = False  # a resume given a larger budget lifts the live scope's cap
 
-    def opener(self, console: Console) -> Callable[[str], None] | None:
-        """Opens the budgets the run's model reserves against (its own, or its sweep's) in the
-        farm's Redis before any case is dispatched."""
-        opens = self.shared_opener(console)
-        if opens is None:
-            return None
-        return lambda redis_url: opens(redis_state(redis_url))
-
     def shared_opener(self, console: Console) -> Callable[[OpenShared], None] | None:
         """The same, in whatever state the run's cases will share (Redis, or this process's
         memory for an in-process run)."""
@@ -89,13 +78,6 @@ class ModelPlan(BaseModel):
                 )
 
         return open_in
-
-
-def shared_in_process() -> OpenShared:
-    """An in-process run keeps its limits and budget in this process's memory, unless
-    MEMEVAL_REDIS_URL names a Redis to share them with other processes."""
-    url = os.environ.get("MEMEVAL_REDIS_URL")
-    return redis_state(url) if url else MemoryState().opener()
 
 
 def scope(run_id: str) -> str:

@@ -11,12 +11,15 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from memeval.errors import CreditsOut, MemevalError
+from memeval.evaluation.jobs import CaseJob
 from memeval.llm.estimate import skipped_calls
 from memeval.results import CaseStatus, RunReport
 from memeval.store import RunRecord
 from memeval.summary import plural
-from memeval_farm.halt import NOT_RUN
-from memeval_farm.job import CaseJob
+
+NOT_RUN = "not run: the engine's credits ran out earlier in this run"
+"""The reason stored for a case a worker skipped because its run's credits ran out
+(`memeval_farm.halt`)."""
 
 
 class Stop(StrEnum):
@@ -27,6 +30,15 @@ class Stop(StrEnum):
     engine = "engine"  # the engine became unreachable
     credits = "credits"  # the engine's account ran dry (seen in this process)
     refused = "refused"  # the engine refused the first cases alike (seen in this process)
+
+
+class RunStopped(Exception):
+    """An executor's own reason to stop the whole run (the farm's broker stayed away), with
+    the message and fix to show; `execute` closes the run as interrupted and adds the resume."""
+
+    def __init__(self, stop: Stop, error: MemevalError) -> None:
+        super().__init__(error.message)
+        self.stop, self.error = stop, error
 
 
 class RunEnd(BaseModel):

@@ -5,26 +5,78 @@ reopened with the cases it still lacks. Either way the run exists in the store f
 from __future__ import annotations
 
 import os
+import secrets
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 from rich.console import Console
 
 from memeval.engines.registry import parse_ref
 from memeval.errors import UsageError
+from memeval.evaluation.jobs import CaseJob, plan_run
 from memeval.evaluation.models import ModelOptions, ModelPlan, paid_so_far, plan_models
+from memeval.evaluation.preflight import check_engine
 from memeval.llm.setup import budget_micros
-from memeval.plan import new_run_id, select
-from memeval.report.stored import require_run
+from memeval.report.stored import ref_key, require_run
 from memeval.runner import RunOptions
 from memeval.runner.host import HostLimits
-from memeval.store import RunRecord, Store
-from memeval.suites.catalog import resolve
-from memeval.suites.fixture import Fixture
+from memeval.store import CaseKey, RunRecord, Store
+from memeval.suites.catalog import Suite, resolve
+from memeval.suites.fixture import Dimension, Fixture
 from memeval.suites.haystack import Haystack, expand
 from memeval.suites.scenario import Scenario
 from memeval.summary import plural, subset_name
-from memeval_farm.farm import check_engine
-from memeval_farm.job import CaseJob, plan_run
+
+
+class CaseRef(BaseModel):
+    case_id: str
+    trial: int
+
+    @property
+    def key(self) -> str:
+        return ref_key(CaseKey(self.case_id, self.trial))
+
+
+class RunPlan(BaseModel):
+    run_id: str
+    label: str
+    engine: str
+    suite: str
+    options: RunOptions
+    cases: list[CaseRef]
+    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+def new_run_id() -> str:
+    """Sortable by start time, unique without coordination."""
+    return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def select(suite: Suite, only: list[str], dimensions: list[str]) -> list[Scenario | Fixture]:
+    """Filter by `--only` (a case id, or its last part) and `--dimension`."""
+    for name in dimensions:
+        if name not in Dimension.__members__:
+            raise UsageError(
+                f"unknown dimension `{name}`",
+                fix=f"use one of: {', '.join(d.value for d in Dimension)}",
+            )
+    cases = [c.case for c in suite.cases]
+    if dimensions:
+        cases = [c for c in cases if isinstance(c, Fixture) and c.dimension.value in dimensions]
+    if only:
+        wanted = set(only)
+        picked = [c for c in cases if c.id in wanted or c.id.rsplit("/", 1)[-1] in wanted]
+        known = {c.id for c in picked} | {c.id.rsplit("/", 1)[-1] for c in picked}
+        unknown = sorted(wanted - known)
+        if unknown:
+            raise UsageError(
+                f"no case matches --only {', '.join(unknown)}",
+                fix="list the case ids with `memeval suites list --cases`",
+            )
+        cases = picked
+    if not cases:
+        raise UsageError("the selection holds no case", fix="widen --only / --dimension")
+    return cases
 
 
 class RunRequest(BaseModel):

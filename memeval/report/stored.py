@@ -6,7 +6,6 @@ The store is the source of truth, never a chord's arguments, so every report of 
 
 from __future__ import annotations
 
-from memeval.plan import CaseRef
 from memeval.results import ModelUsed, RunReport
 from memeval.store import CaseKey, RunRecord, Store, UnknownRun
 from memeval.summary import build_report
@@ -14,7 +13,7 @@ from memeval.summary import build_report
 
 def ref_key(key: CaseKey) -> str:
     """The `case#trial` form reports use for a case key."""
-    return CaseRef(case_id=key.case_id, trial=key.trial).key
+    return f"{key.case_id}#{key.trial}"
 
 
 def require_run(store: Store, run_id: str) -> RunRecord:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from memeval.evaluation.planning import CaseRef, RunPlan
 from memeval.inprocess import run_plan
-from memeval.plan import CaseRef, RunPlan
 from memeval.results import RunReport
 from memeval.runner import RunOptions
 from memeval.suites.loader import load_paths

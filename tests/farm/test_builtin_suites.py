@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+from memeval.evaluation.planning import CaseRef, RunPlan, new_run_id
 from memeval.inprocess import run_plan
-from memeval.plan import CaseRef, RunPlan, new_run_id
 from memeval.runner import RunOptions
 from memeval.suites.catalog import resolve
 from memeval.summary import build_report

@@ -14,13 +14,13 @@ from pathlib import Path
 import httpx
 import redis
 
+from memeval.evaluation.jobs import CaseJob, planned
 from memeval.runner import RunOptions
 from memeval.runner.context import tenant_part
 from memeval.store import open_store
 from memeval.suites.catalog import resolve
 from memeval_farm.config import make_app
 from memeval_farm.dispatch import dispatch
-from memeval_farm.job import CaseJob, planned
 from memeval_farm.settings import FarmSettings
 from tests.farm.conftest import Farm, stop, wait_for
 from tests.farm.engines import SECRETIVE, SLOW

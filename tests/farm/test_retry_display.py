@@ -10,10 +10,11 @@ import pytest
 import redis
 from celery.exceptions import Retry
 
+from memeval.evaluation.jobs import CaseJob
 from memeval.runner import RunOptions
 from memeval.suites.catalog import resolve
 from memeval_farm.config import make_app
-from memeval_farm.job import RUN_CASE, CaseJob
+from memeval_farm.names import RUN_CASE
 from memeval_farm.settings import FarmSettings
 from memeval_farm.tasks import retry
 

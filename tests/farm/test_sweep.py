@@ -9,13 +9,13 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from memeval.evaluation.jobs import plan_run
 from memeval.llm.sweep import SweepReport, interleave
 from memeval.runner import RunOptions
 from memeval.store import open_store
 from memeval.suites.catalog import resolve
 from memeval_farm.config import make_app
 from memeval_farm.dispatch import dispatch
-from memeval_farm.job import plan_run
 from memeval_farm.settings import FarmSettings
 from tests.farm.conftest import Farm, stop, wait_for
 from tests.llm.server import KEY, FakeOpenRouter

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 from celery import Celery
 
+from memeval.evaluation.finalize import finalize
+from memeval.evaluation.jobs import CaseJob, planned
 from memeval.runner import RunOptions
 from memeval.store import RunStatus, Store, open_store
 from memeval.suites.catalog import resolve
 from memeval_farm import runtime
-from memeval_farm.aggregate import finalize
 from memeval_farm.config import make_app
-from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob, planned
+from memeval_farm.names import FINISH_RUN, FINISH_SWEEP, RUN_CASE
 from memeval_farm.runtime import RUNTIME
 from memeval_farm.settings import FarmSettings
 

@@ -17,14 +17,14 @@ import typer
 from rich.console import Console
 
 from memeval.cli import run as run_command
-from memeval.evaluation.execution import Execution, Farm, execute
+from memeval.evaluation.execution import Execution, InProcess, execute
 from memeval.evaluation.outcome import Stop
 from memeval.evaluation.outputs import Outputs
 from memeval.evaluation.planning import RunRequest, plan_new
+from memeval.llm.in_memory import MemoryState
 from memeval.report.write import Format, render_as
 from memeval.results import RunReport
 from memeval.store import open_store
-from memeval_farm.settings import load_settings
 from tests.cli_here import run_cli_here
 
 ONLY = ["dimensions/temporal/cfo_on_date", "dimensions/temporal/card_limit_after_changes"]
@@ -62,7 +62,7 @@ def test_ctrl_c_while_writing_reports_leaves_the_run_interrupted_and_resumable(
     console = Console(file=io.StringIO())
     with open_store(url) as store:
         planned = plan_new(store, RunRequest(only=ONLY, label="big"), console)
-        farm = Farm.connected(load_settings(), in_process=True)
+        farm = InProcess(MemoryState().opener())
         how = Execution(workers=1, outputs=InterruptedWhileWriting(out_dir=out), console=console)
         end = execute(farm, store, planned, how)
         assert end.stop is Stop.interrupted and end.unwritten

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from memeval.evaluation.planning import select
 from memeval.llm.estimate import EXPECTED_COMPLETION_TOKENS, estimate, planned_calls
 from memeval.llm.grading import answerable_query
 from memeval.llm.pricing import parse_price
-from memeval.plan import select
 from memeval.suites.catalog import resolve
 from tests.cli_here import run_cli_here
 

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memeval.errors import UsageError
+from memeval.evaluation.planning import select
 from memeval.llm.estimate import planned_calls
 from memeval.llm.sweep import Profile, SweepReport, interleave, parse_profile
-from memeval.plan import select
 from memeval.report.scorecard import scorecard
 from memeval.results import CaseStatus
 from memeval.suites.catalog import resolve

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memeval.evaluation.planning import CaseRef, RunPlan, select
 from memeval.inprocess import run_plan
-from memeval.plan import CaseRef, RunPlan, select
 from memeval.results import RunReport
 from memeval.runner import RunOptions
 from memeval.suites.catalog import resolve

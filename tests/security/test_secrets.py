@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from memeval.evaluation.jobs import CaseJob
 from memeval.llm.errors import classify
 from memeval.llm.spec import LlmSpec
 from memeval.report.write import Format, render_as
@@ -30,7 +31,6 @@ from memeval.secrets import (
 )
 from memeval.store import PlannedCase, open_store
 from memeval.suites.catalog import resolve
-from memeval_farm.job import CaseJob
 from tests.conftest import run_cli
 
 KEY = "zq-7f3a9c0d5e11-SENTINEL"  # no known shape: only the environment says it is a key

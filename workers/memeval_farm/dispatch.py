@@ -14,8 +14,9 @@ from celery import Celery, chord, uuid
 from kombu.exceptions import OperationalError
 
 from memeval.errors import UsageError
+from memeval.evaluation.jobs import CaseJob, JobKey
 from memeval_farm.fence import Fence
-from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob, JobKey
+from memeval_farm.names import FINISH_RUN, FINISH_SWEEP, RUN_CASE
 from memeval_farm.progress import CaseState, Landings
 from memeval_farm.settings import safe_url
 from memeval_farm.watchdog import Watchdog

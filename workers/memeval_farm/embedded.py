@@ -21,14 +21,14 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Literal, Self
+from typing import IO, Self
 
 from memeval.errors import MemevalError, UsageError
+from memeval.evaluation.execution import Pool
 from memeval.secrets import redact
 from memeval_farm import metrics
 from memeval_farm.children import Child, busy_children, can_fork, fork_node, spawn, stop
 
-Pool = Literal["prefork", "threads"]
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
 MAX_REVIVALS = 3
@@ -138,7 +138,7 @@ class EmbeddedFarm:
             "--databases", "1",
             "--loglevel", "warning",
         ]  # fmt: skip
-        import redis  # here: `memeval worker` and `runs` import this module for `Pool` alone
+        import redis  # here: importing this module must stay cheap
 
         self._redis = spawn(argv, self._log("redis.log"))
         client = redis.Redis(unix_socket_path=str(self.socket))

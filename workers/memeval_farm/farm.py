@@ -25,11 +25,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from memeval.evaluation.execution import Pool
+from memeval.evaluation.finalize import finalize
+from memeval.evaluation.jobs import CaseJob, JobKey
 from memeval.report.stored import ref_key, require_run
 from memeval.store import RunStatus, Store
 from memeval.summary import case_line, plural
 from memeval_farm import metrics
-from memeval_farm.aggregate import finalize
 from memeval_farm.broker import (
     BROKER_FAULTS,
     BrokerGone,
@@ -40,9 +42,8 @@ from memeval_farm.broker import (
 )
 from memeval_farm.config import make_app
 from memeval_farm.dispatch import check_broker, dispatch, revoke, wait
-from memeval_farm.embedded import EmbeddedFarm, Pool, tail
-from memeval_farm.job import CaseJob, JobKey
-from memeval_farm.preflight import check_fleet, check_here
+from memeval_farm.embedded import EmbeddedFarm, tail
+from memeval_farm.preflight import check_fleet
 from memeval_farm.progress import Activity, CaseState, Landings
 from memeval_farm.settings import FarmSettings, safe_url
 from memeval_farm.watchdog import Watchdog
@@ -55,19 +56,6 @@ def connect(settings: FarmSettings) -> Celery | None:
     app = make_app(settings)
     check_broker(app)
     return app
-
-
-def check_engine(name: str, *, remote: bool) -> None:
-    """Fail fast on an unknown engine or bad options, before the run exists. Workers on a
-    shared broker hold the keys, so a dispatching shell there is not asked for them (the
-    fleet's own check, `preflight_fleet`, needs the run and comes later); local workers share
-    this process's environment, so here the engine's `preflight()` itself runs."""
-    from memeval.engines.registry import validate  # loads every engine: only now
-
-    if remote:
-        validate(name)
-    else:
-        check_here(name)
 
 
 def preflight_fleet(

@@ -19,7 +19,6 @@ from memeval_farm.broker import BROKER_FAULTS
 
 KEY_TTL_S = 7 * 24 * 3600
 CACHE_S = 1.0
-NOT_RUN = "not run: the engine's credits ran out earlier in this run"
 
 
 class Halts:

@@ -18,7 +18,6 @@ Where the check runs follows who holds the keys:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -26,14 +25,12 @@ from celery import Celery
 from celery.worker.control import control_command
 from pydantic import BaseModel, ValidationError
 
-from memeval.engines import registry
-from memeval.engines.base import CreditsExhausted, EngineUnavailable
-from memeval.errors import CreditsOut, MemevalError, UsageError
+from memeval.errors import MemevalError, UsageError
+from memeval.evaluation.preflight import engine_problem
 from memeval.store import Store, open_store
 from memeval_farm.broker import BROKER_FAULTS
 
 CONTROL = "memeval_preflight"
-ENGINE_TIMEOUT_S = 10.0
 PING_TIMEOUT_S = 1.0
 STORE_FIX = (
     "give this shell and every worker the same MEMEVAL_DATABASE_URL: a postgresql:// server "
@@ -53,50 +50,6 @@ class Verdict(BaseModel):
 
 def problem(error: MemevalError) -> Verdict:
     return Verdict(store="", error=error.message, fix=error.fix, exit_code=error.exit_code)
-
-
-async def _preflight(name: str) -> None:
-    engine = registry.create(name)
-    try:
-        await asyncio.wait_for(engine.preflight(), ENGINE_TIMEOUT_S)
-    finally:
-        await engine.close()
-
-
-def engine_problem(name: str) -> MemevalError | None:
-    """What stops engine `name` from running any case, as the error to print, or None."""
-    try:
-        asyncio.run(_preflight(name))
-    except MemevalError as exc:
-        return exc
-    except CreditsExhausted as exc:
-        return CreditsOut(
-            f"engine `{name}` has no credit left: {exc}",
-            fix="top up the engine's account (or use another key), then run again",
-        )
-    except EngineUnavailable as exc:
-        return UsageError(
-            f"engine `{name}` cannot be reached: {exc}",
-            fix="start it, or correct its URL setting (`memeval engines` lists them)",
-        )
-    except TimeoutError:
-        return UsageError(
-            f"engine `{name}` did not answer its preflight check within {ENGINE_TIMEOUT_S:g}s",
-            fix="check that its URL points at a running service",
-        )
-    except Exception as exc:  # a plug-in's own check may fail any way it likes
-        return UsageError(
-            f"engine `{name}` failed its preflight check: {type(exc).__name__}: {exc}",
-            fix="fix the engine's settings; `memeval engines` shows what it reads",
-        )
-    return None
-
-
-def check_here(name: str) -> None:
-    """The check for workers that share this process's environment."""
-    found = engine_problem(name)
-    if found is not None:
-        raise found
 
 
 def verdict(run_id: str, engine: str) -> Verdict:

@@ -16,10 +16,10 @@ from typing import Any, NamedTuple
 from celery import Celery
 from sqlmodel import Session, col, select
 
+from memeval.evaluation.jobs import JobKey
 from memeval.results import CaseStatus
 from memeval.store import CaseKey, Store
 from memeval.store.tables import CaseRow
-from memeval_farm.job import JobKey
 
 _ENDED = ("task-succeeded", "task-failed", "task-retried", "task-revoked", "task-rejected")
 

@@ -7,15 +7,19 @@ never connects to Redis.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import overload
 
 from redis.asyncio import Redis
+from rich.console import Console
 
 from memeval.engines.base import Engine
+from memeval.evaluation.models import ModelPlan
 from memeval.llm import answer
 from memeval.llm.answer import Answerer, PaidCalls
+from memeval.llm.in_memory import MemoryState
 from memeval.llm.rates import Rate
 from memeval.llm.shared import OpenShared, SharedState
 from memeval.llm.spec import LlmSpec
@@ -89,3 +93,19 @@ async def answerer_for(
     """What a farm task wraps around `run_case`: no answerer when the run has no model."""
     async with answer.answerer_for(spec, shared=redis_state(redis_url), ledger=ledger) as a:
         yield a
+
+
+def shared_for_process() -> OpenShared:
+    """Where an in-process run keeps its limits and budget: this process's memory, unless
+    MEMEVAL_REDIS_URL names a Redis to share them with other processes."""
+    url = os.environ.get("MEMEVAL_REDIS_URL")
+    return redis_state(url) if url else MemoryState().opener()
+
+
+def redis_opener(plan: ModelPlan, console: Console) -> Callable[[str], None] | None:
+    """Opens the budgets the run's model reserves against (its own, or its sweep's) in the
+    farm's Redis, named by URL, before any case is dispatched."""
+    opens = plan.shared_opener(console)
+    if opens is None:
+        return None
+    return lambda redis_url: opens(redis_state(redis_url))

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Self
 from urllib.parse import urlsplit
 
-from kombu.utils.url import maybe_sanitize_url
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -127,8 +126,22 @@ def _check_url(name: str, url: str, schemes: tuple[str, ...]) -> None:
 
 
 def safe_url(url: str) -> str:
-    """The URL with its password masked, for messages and logs."""
-    return str(maybe_sanitize_url(url))
+    """The URL with its passwords masked, for messages and logs (as kombu masks them, without
+    importing kombu: an in-process run reads these settings and loads no part of Celery). A
+    sentinel URL lists several servers, `;`-separated, each with its own password."""
+    return ";".join(_masked(part) for part in url.split(";"))
+
+
+def _masked(url: str) -> str:
+    parts = urlsplit(url)
+    try:
+        password = parts.password
+    except ValueError:
+        return url
+    if not password:
+        return url
+    user, _, host = parts.netloc.rpartition("@")
+    return parts._replace(netloc=f"{user.rpartition(':')[0]}:**@{host}").geturl()
 
 
 def load_settings() -> FarmSettings:

@@ -11,6 +11,10 @@ from datetime import UTC, datetime
 from celery import Celery
 from rich.console import Console
 
+from memeval.evaluation.execution import Pool
+from memeval.evaluation.finalize import finalize
+from memeval.evaluation.jobs import plan_run
+from memeval.evaluation.planning import new_run_id
 from memeval.llm.estimate import estimate, planned_calls
 from memeval.llm.rates import parse_rates
 from memeval.llm.setup import prepare
@@ -23,16 +27,12 @@ from memeval.llm.sweep import (
     sweep_report,
     variants,
 )
-from memeval.plan import new_run_id
 from memeval.runner import RunOptions
 from memeval.store import RunStatus, Store
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
-from memeval_farm.aggregate import finalize
 from memeval_farm.budget import Budget, connect_redis, open_budget
-from memeval_farm.embedded import Pool
 from memeval_farm.farm import check_engine, run_on_farm
-from memeval_farm.job import plan_run
 from memeval_farm.settings import FarmSettings
 
 

@@ -21,6 +21,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
 from memeval.engines.base import CreditsExhausted, EngineUnavailable
+from memeval.evaluation.finalize import all_landed, finalize, summary
+from memeval.evaluation.jobs import CaseJob
+from memeval.evaluation.outcome import NOT_RUN
 from memeval.llm.answer import PaidCalls
 from memeval.results import CaseResult, CaseStatus
 from memeval.runner import refusals, run_case
@@ -29,11 +32,10 @@ from memeval.secrets import redact
 from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
 from memeval_farm import metrics
-from memeval_farm.aggregate import all_landed, finalize, summary
 from memeval_farm.attempts import next_attempt
 from memeval_farm.fence import SUPERSEDED, Fence
-from memeval_farm.halt import NOT_RUN, Halts
-from memeval_farm.job import FINISH_RUN, FINISH_SWEEP, RUN_CASE, CaseJob
+from memeval_farm.halt import Halts
+from memeval_farm.names import FINISH_RUN, FINISH_SWEEP, RUN_CASE
 from memeval_farm.redis_state import answerer_for, limited_engine
 from memeval_farm.runtime import RUNTIME
 from memeval_farm.settings import FarmSettings

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from celery import Celery
 from kombu.exceptions import ChannelError
 
+from memeval.evaluation.jobs import JobKey
 from memeval.store.repo import LOST_REASON
 from memeval_farm.broker import (
     BROKER_FAULTS,
@@ -31,7 +32,6 @@ from memeval_farm.broker import (
     Outage,
     identify,
 )
-from memeval_farm.job import JobKey
 
 STRIKES = 2
 INSPECT_TIMEOUT = 1.0

@@ -25,10 +25,6 @@ from memeval.suites.fixture import Fixture
 from memeval.suites.loader import Case
 from memeval.suites.scenario import Scenario
 
-RUN_CASE = "memeval.run_case"
-FINISH_RUN = "memeval.finish_run"
-FINISH_SWEEP = "memeval.finish_sweep"
-
 
 class JobKey(NamedTuple):
     """A case of a run: one chord may carry several runs (a sweep), whose cases share keys."""

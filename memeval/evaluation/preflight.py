@@ -1,0 +1,74 @@
+"""The check made once before a run exists: the engine is known, answers, accepts its key and
+speaks a protocol memeval understands. Without it one bad setting fails every case slowly (a
+wrong token: every case retried, then an error, minutes per case).
+
+This is the check for whoever shares this process's environment (an in-process run, an embedded
+farm's workers, or a fleet worker answering the farm's preflight command): the keys are here.
+A shell dispatching to a fleet holds no keys, so it only validates the reference, and the fleet's
+workers run this same check on their side (`memeval_farm.preflight`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from memeval.engines import registry
+from memeval.engines.base import CreditsExhausted, EngineUnavailable
+from memeval.errors import CreditsOut, MemevalError, UsageError
+
+ENGINE_TIMEOUT_S = 10.0
+
+
+async def _preflight(name: str) -> None:
+    engine = registry.create(name)
+    try:
+        await asyncio.wait_for(engine.preflight(), ENGINE_TIMEOUT_S)
+    finally:
+        await engine.close()
+
+
+def engine_problem(name: str) -> MemevalError | None:
+    """What stops engine `name` from running any case, as the error to print, or None."""
+    try:
+        asyncio.run(_preflight(name))
+    except MemevalError as exc:
+        return exc
+    except CreditsExhausted as exc:
+        return CreditsOut(
+            f"engine `{name}` has no credit left: {exc}",
+            fix="top up the engine's account (or use another key), then run again",
+        )
+    except EngineUnavailable as exc:
+        return UsageError(
+            f"engine `{name}` cannot be reached: {exc}",
+            fix="start it, or correct its URL setting (`memeval engines` lists them)",
+        )
+    except TimeoutError:
+        return UsageError(
+            f"engine `{name}` did not answer its preflight check within {ENGINE_TIMEOUT_S:g}s",
+            fix="check that its URL points at a running service",
+        )
+    except Exception as exc:  # a plug-in's own check may fail any way it likes
+        return UsageError(
+            f"engine `{name}` failed its preflight check: {type(exc).__name__}: {exc}",
+            fix="fix the engine's settings; `memeval engines` shows what it reads",
+        )
+    return None
+
+
+def check_here(name: str) -> None:
+    """The check for workers that share this process's environment."""
+    found = engine_problem(name)
+    if found is not None:
+        raise found
+
+
+def check_engine(name: str, *, remote: bool) -> None:
+    """Fail fast on an unknown engine or bad options, before the run exists. Workers on a
+    shared broker hold the keys, so a dispatching shell there is not asked for them (the
+    fleet's own check, `memeval_farm.farm.preflight_fleet`, needs the run and comes later);
+    local workers share this process's environment, so here the engine's `preflight()` runs."""
+    if remote:
+        registry.validate(name)
+    else:
+        check_here(name)

@@ -1,0 +1,61 @@
+"""The farm as an executor of a planned run (`memeval.evaluation.execution.Executor`): an
+embedded farm on this machine (no `shared` app), or the fleet behind `shared`'s broker.
+
+The core decides what a stop means and closes the run; this module only runs the cases on the
+farm and turns the farm's own way of stopping (a broker that stays away) into a `RunStopped`.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+from rich.console import Console
+
+from memeval.evaluation.execution import Execution
+from memeval.evaluation.outcome import RunStopped, Stop
+from memeval.evaluation.planning import PlannedRun
+from memeval.store import Store
+from memeval_farm.broker import BrokerGone
+from memeval_farm.dispatch import dispatch
+from memeval_farm.farm import connect, preflight_fleet, run_on_farm
+from memeval_farm.redis_state import redis_opener
+from memeval_farm.settings import FarmSettings
+
+
+class FarmExecutor:
+    def __init__(self, settings: FarmSettings, shared: Celery | None) -> None:
+        self.settings = settings
+        self.shared = shared
+        self.remote = shared is not None
+
+    @classmethod
+    def connected(cls, settings: FarmSettings) -> FarmExecutor:
+        """The fleet's broker is checked reachable here, before the run exists."""
+        return cls(settings, connect(settings))
+
+    def run(self, store: Store, planned: PlannedRun, how: Execution) -> None:
+        try:
+            run_on_farm(
+                self.settings,
+                self.shared,
+                store,
+                planned.run_id,
+                planned.jobs,
+                workers=how.workers,
+                pool=how.pool,
+                console=how.console,
+                verbose=how.verbose,
+                before_dispatch=redis_opener(planned.models, how.console),
+            )
+        except BrokerGone as exc:
+            raise RunStopped(Stop.broker, exc) from exc
+
+    def dispatch_detached(self, store: Store, planned: PlannedRun, console: Console) -> None:
+        """Send the cases to the fleet and return; its workers finish the run."""
+        if self.shared is None:
+            raise ValueError("a detached run needs a fleet's broker")
+        opener = redis_opener(planned.models, console)
+        if opener is not None:
+            opener(str(self.shared.conf.result_backend))
+        if planned.jobs:
+            preflight_fleet(self.shared, self.settings, store, planned.jobs, console)
+            dispatch(self.shared, planned.run_id, planned.jobs, prefix=self.settings.key_prefix)
