@@ -15,6 +15,7 @@ from memeval.evaluation.execution import Pool
 from memeval.evaluation.finalize import finalize
 from memeval.evaluation.jobs import plan_run
 from memeval.evaluation.planning import new_run_id
+from memeval.evaluation.preflight import check_engine
 from memeval.llm.estimate import estimate, planned_calls
 from memeval.llm.rates import parse_rates
 from memeval.llm.setup import prepare
@@ -32,7 +33,7 @@ from memeval.store import RunStatus, Store
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
 from memeval_farm.budget import Budget, connect_redis, open_budget
-from memeval_farm.farm import check_engine, run_on_farm
+from memeval_farm.farm import run_on_farm
 from memeval_farm.settings import FarmSettings
 
 
