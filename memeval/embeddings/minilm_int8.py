@@ -36,8 +36,8 @@ NAME = f"{weights.MODEL} (int8)"
 EXTRA = "pip install 'memeval[int8]'"
 OPSET = 18
 THREADS = 2
-"""onnxruntime's intra-op threads, not spinning while idle: on two cores the second thread
-cuts wall time nearly in half for no more CPU."""
+"""onnxruntime's intra-op threads. They are told not to spin while they wait for work: on a
+shared two-core machine a spinning thread burns CPU that another process needed."""
 
 
 class MiniLMInt8(minilm.MiniLM):
@@ -106,10 +106,10 @@ class _Graph:
         self.constant("levels", np.float32(127))
         self.constant("one", np.float32(1))
         self.constant("u8_zero", np.uint8(128))
-        # (texts, width) of this batch, to fold a product's rows back into texts.
-        self.node("Slice", [self.node("Shape", ["x"], "x_shape"), "zero", "two"], "texts_width")
         self.constant("zero", np.array([0], dtype=np.int64))
         self.constant("two", np.array([2], dtype=np.int64))
+        # (texts, width) of this batch, to fold a product's rows back into texts.
+        self.node("Slice", [self.node("Shape", ["x"], "x_shape"), "zero", "two"], "texts_width")
         x = "x"
         for n, layer in enumerate(layers):
             qkv, qkv_b, out_w, out_b, norm1, up_w, up_b, down_w, down_b, norm2 = layer
