@@ -9,7 +9,8 @@ serve` started in this process unless `--model-url` names one. Each engine is sc
 question asked as a probe), and its wall time and this process's CPU time are printed.
 
 `--embed-only` measures the embedder alone: load time, then every turn and question of the
-file embedded through the on-disk cache (run it twice: the second run embeds nothing).
+file embedded through the on-disk cache (run it twice: the second run embeds nothing);
+`--embedder minilm-int8` times the int8 tier instead.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ def texts_of(conversations: list[Conversation]) -> list[str]:
     return turns + [q.question for c in conversations for q in c.questions]
 
 
-def embed_only(conversations: list[Conversation]) -> None:
+def embed_only(conversations: list[Conversation], embedder: str) -> None:
     texts = texts_of(conversations)
     wall, cpu = time.perf_counter(), time.process_time()
-    model = embeddings.load("minilm")
+    model = embeddings.load(embedder)
     print(f"load: {time.perf_counter() - wall:.2f} s wall, {time.process_time() - cpu:.2f} s CPU")
     wall, cpu = time.perf_counter(), time.process_time()
     model.embed(texts)
@@ -92,6 +93,12 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated sample ids")
     parser.add_argument("--model-url", default=None, help="a running `memeval models serve`")
     parser.add_argument("--embed-only", action="store_true")
+    parser.add_argument(
+        "--embedder",
+        default=embeddings.DEFAULT,
+        choices=embeddings.NAMES,
+        help="with --embed-only: the embedder to time (minilm-int8 needs memeval[int8])",
+    )
     args = parser.parse_args()
     warning = check_pins(args.path, locomo.PINS)
     if warning:
@@ -101,7 +108,7 @@ def main() -> None:
         keep = set(args.only.split(","))
         conversations = [c for c in conversations if c.id in keep]
     if args.embed_only:
-        embed_only(conversations)
+        embed_only(conversations, args.embedder)
         return
     names = args.engines.split(",")
     print(f"embedder: {embeddings.model_name('minilm')}")

@@ -112,18 +112,25 @@ class MiniLM:
             start = end
         return out
 
-    def _forward(self, batch: list[list[int]]) -> Matrix:
+    def _embedded(self, batch: list[list[int]]) -> tuple[Matrix, NDArray[np.bool_]]:
+        """The batch padded to its longest text: each token's input to the first layer,
+        (texts, width, 384), and which tokens are real."""
         size, width = len(batch), max(len(b) for b in batch)
         mask = np.zeros((size, width), dtype=bool)
         tokens = np.zeros((size, width), dtype=np.int64)
         for row, piece in enumerate(batch):
             tokens[row, : len(piece)] = piece
             mask[row, : len(piece)] = True
+        x = self.words[tokens] + self.positions[:width] + self.token_type
+        return x, mask
+
+    def _forward(self, batch: list[list[int]]) -> Matrix:
+        x, mask = self._embedded(batch)
+        size, width = mask.shape
         real = mask.reshape(-1)
         # Dense layers run on real tokens only, flattened: (tokens, 384).
-        x = self.words[tokens] + self.positions[:width] + self.token_type
-        x = _layer_norm(x.reshape(-1, DIMENSIONS)[real], *self.norm)
-        bias = np.where(mask, 0.0, -1e9).astype(np.float32)[:, None, None, :]
+        x = layer_norm(x.reshape(-1, DIMENSIONS)[real], *self.norm)
+        bias = attention_bias(mask)
         head = DIMENSIONS // HEADS
         scale = np.float32(1 / math.sqrt(head))
         for qkv, qkv_b, out_w, out_b, norm1, up_w, up_b, down_w, down_b, norm2 in self.layers:
@@ -141,17 +148,26 @@ class MiniLM:
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(-1, DIMENSIONS)[real]
             x += context @ out_w
             x += out_b
-            x = _layer_norm(x, *norm1)
+            x = layer_norm(x, *norm1)
             hidden = x @ up_w
             hidden += up_b
             x += _gelu(hidden) @ down_w
             x += down_b
-            x = _layer_norm(x, *norm2)
-        summed = _padded(x, real, size, width).sum(axis=1)
-        pooled = summed / mask.sum(axis=1, keepdims=True).astype(np.float32)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        unit: NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
-        return unit
+            x = layer_norm(x, *norm2)
+        return mean_unit(_padded(x, real, size, width).sum(axis=1), mask)
+
+
+def attention_bias(mask: NDArray[np.bool_]) -> Matrix:
+    """Added to attention scores: padding gets no weight. (texts, 1, 1, width)"""
+    return np.where(mask, 0.0, -1e9).astype(np.float32)[:, None, None, :]
+
+
+def mean_unit(summed: Matrix, mask: NDArray[np.bool_]) -> Matrix:
+    """Sentence-transformers' pooling: the mean of the real tokens' vectors, at unit length."""
+    pooled = summed / mask.sum(axis=1, keepdims=True).astype(np.float32)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    unit: NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+    return unit
 
 
 def _padded(x: Matrix, real: NDArray[np.bool_], size: int, width: int) -> Matrix:
@@ -160,7 +176,7 @@ def _padded(x: Matrix, real: NDArray[np.bool_], size: int, width: int) -> Matrix
     return full.reshape(size, width, x.shape[1])
 
 
-def _layer_norm(x: Matrix, gain: Matrix, shift: Matrix) -> Matrix:
+def layer_norm(x: Matrix, gain: Matrix, shift: Matrix) -> Matrix:
     """In place: a batch of LoCoMo's size is a hundred thousand rows, and every temporary
     array costs as much as the arithmetic."""
     x -= x.mean(axis=-1, keepdims=True)
