@@ -200,12 +200,20 @@ def _masked_excepthook(
 
 
 def mask_record(record: logging.LogRecord) -> None:
-    """Freeze the record's message, traceback and stack masked: formatters use them as given."""
+    """Mask the record's message, traceback and stack. Its arguments stay as they are while
+    they hold no secret, or once masked one by one, since some formatters read them (uvicorn's
+    access log unpacks them: with none, every request of `memeval serve` printed a logging
+    error); otherwise the message is frozen masked, and formatters use it as given."""
     try:
         message = record.getMessage()
     except Exception:  # a bad format string: let logging report it as it always does
         return
-    record.msg, record.args = redact(message), None
+    if redact(message) != message:
+        if isinstance(record.args, tuple) and isinstance(record.msg, str):
+            record.msg = redact(record.msg)
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        if redact(shown := record.getMessage()) != shown:
+            record.msg, record.args = redact(message), None
     if record.exc_info and not record.exc_text:
         record.exc_text = logging.Formatter().formatException(record.exc_info)
     if record.exc_text:

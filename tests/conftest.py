@@ -46,7 +46,10 @@ def cli():
 LONGEST = frozenset({"tests/oss/test_run_suites.py::served"})
 # Fixtures whose tests run `memeval` end to end (a farm, Celery workers, a private Redis, the
 # CLI in a subprocess): seconds to tens of seconds each, handed out next.
-LONG = frozenset({"tests/farm::farm", "tests/farm::shared", "tests/infra::fleet", "tests::cli"})
+LONG = frozenset({
+    "tests/farm::farm", "tests/farm::shared", "tests/infra::fleet", "tests::cli",
+    "tests/docs/test_docs_run.py::reader",  # a docs page typed into a shell: up to a minute
+})  # fmt: skip
 # Module-scoped fixtures whose tests are better spread over the workers than kept together:
 # each test is long, the fixture (a model server) cheap beside it.
 SPREAD = LONGEST

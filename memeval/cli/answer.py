@@ -97,7 +97,7 @@ def answer_command(
     flags = AnswerFlags.model_validate(ctx.params)
     store = usable_store()
     plan, models = _plan(flags, store)
-    cases = suite_cases(require_run(store, plan.source).suite)
+    cases = suite_cases(require_run(store, plan.source).suite_at)
     shared = shared_for_process()
     opener = models.shared_opener(out)
     if opener is not None:

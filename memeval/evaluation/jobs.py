@@ -9,18 +9,16 @@ nothing in a message (which Redis and Flower show to anyone who can see them) is
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from memeval.importers import sources
 from memeval.results import CaseResult, CaseStatus
 from memeval.runner import failed_result
 from memeval.runner.context import RunOptions
 from memeval.secrets import redact
 from memeval.store import CaseKey, PlannedCase, Store
-from memeval.suites.catalog import BUILTIN
+from memeval.suites.catalog import anchored
 from memeval.suites.fixture import Fixture
 from memeval.suites.loader import Case
 from memeval.suites.scenario import Scenario
@@ -126,7 +124,8 @@ def plan_run(
         run_id=run_id,
         label=label,
         engine=engine,
-        suite=_suite_name(suite),
+        suite=suite,
+        suite_at=anchored(suite),
         planned=[planned(case, trial) for case, trial in plan],
         options=options.model_dump(mode="json") | {"budget_micros": budget_micros},
         prompt_version=options.llm.prompt_version if options.llm else None,
@@ -143,14 +142,3 @@ def plan_run(
         )
         for case, trial in plan
     ]
-
-
-def _suite_name(spec: str) -> str:
-    """The suite as given, its path made absolute so `--resume` finds it from any folder:
-    `locomo:PATH` keeps its benchmark name (a path glued to the working folder is no suite)."""
-    if spec in (*BUILTIN, "all"):
-        return spec
-    if (benchmark := sources.parse(spec)) is not None:
-        query = spec.partition("?")[2]  # the benchmark's options, as given
-        return f"{benchmark.name}:{benchmark.path.resolve()}" + (f"?{query}" if query else "")
-    return str(Path(spec).resolve())

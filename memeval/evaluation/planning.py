@@ -192,7 +192,7 @@ def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob],
     cases: dict[str, Scenario | Fixture] = {}
     options = RunOptions.model_validate(record.options)
     if missing:
-        found = [located.case for located in resolve(record.suite).cases]
+        found = [located.case for located in resolve(record.suite_at).cases]
         if options.haystack is not None:  # the variants the run was planned with
             found = expand(found, options.haystack)
         cases = {case.id: case for case in found}

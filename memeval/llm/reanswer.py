@@ -64,6 +64,7 @@ def create_answer_run(
         | {"budget_micros": budget_micros, SOURCE_RUN: source.id},
         prompt_version=spec.prompt_version,
         subset=source.subset,
+        suite_at=source.suite_at,
     )
     return AnswerPlan(run_id=record.id, source=source.id, todo=_todo(store, record), spec=spec)
 

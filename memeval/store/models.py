@@ -68,9 +68,19 @@ class RunRecord(BaseModel):
         named = self.options.get(SUBSET)
         return named if isinstance(named, str) and named else None
 
+    @property
+    def suite_at(self) -> str:
+        """The suite as found from any working folder (`locomo:/abs/path.json`), while `suite`
+        stays as the user typed it (`locomo:data/x.json`) for lists and reports."""
+        found = self.options.get(SUITE_AT)
+        return found if isinstance(found, str) and found else self.suite
+
 
 SUBSET = "subset"
 """The key, among a run's options, of the subset it planned (`--dimension`, `--only`)."""
+SUITE_AT = "suite_at"
+"""The key, among a run's options, of its suite with every path made absolute, when that
+differs from the suite as typed: what `--resume` and `memeval answer` read the cases from."""
 
 
 class PaidState(StrEnum):

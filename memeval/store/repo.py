@@ -29,6 +29,7 @@ from memeval.store.engine import WRITE, create_schema, make_engine
 from memeval.store.listing import Listing, listing, newest_runs
 from memeval.store.models import (
     SUBSET,
+    SUITE_AT,
     CaseKey,
     Overbilling,
     PaidCall,
@@ -173,25 +174,31 @@ class Store:
         prompt_version: str | None = None,
         run_id: str | None = None,
         subset: str | None = None,
+        suite_at: str | None = None,
     ) -> RunRecord:
         """Record a run and its plan before any case is dispatched, so resume knows the whole.
 
         The label is claimed here, in the transaction that writes the run: a label another run
         holds gets the first free suffix (`nightly` -> `nightly-2`), so re-running with the
         same `--label` in a CI loop keeps every run's reports. The record returned holds the
-        label used. `subset` names what part of the suite was planned ("temporal only").
+        label used. `subset` names what part of the suite was planned ("temporal only");
+        `suite_at` is the suite as found from any folder, kept when it differs from `suite`.
         """
         keys = [p.key for p in planned]
         if len(set(keys)) != len(keys):
             raise ValueError("the plan lists some case/trial more than once")
         given = scrub_secrets(options or {})
+        if subset:
+            given |= {SUBSET: subset}
+        if suite_at and suite_at != suite:
+            given |= {SUITE_AT: suite_at}
         row = RunRow(
             id=run_id or new_run_id(),
             label=label,
             engine=engine,
             suite=suite,
             status=RunStatus.running.value,
-            options=given | {SUBSET: subset} if subset else given,
+            options=given,
             prompt_version=prompt_version,
             created_at=utcnow(),
             planned_count=len(planned),

@@ -68,6 +68,18 @@ def resolve(spec: str) -> Suite:
     return Suite(name=str(path), cases=load_paths([path]))
 
 
+def anchored(spec: str) -> str:
+    """`spec` with its path made absolute, so the same suite is found from any working folder
+    (`--resume` may run elsewhere); a built-in name stays as it is, and `locomo:PATH?options`
+    keeps its benchmark name and options."""
+    if spec in (*BUILTIN, *OPT_IN, "all"):
+        return spec
+    if (benchmark := sources.parse(spec)) is not None:
+        query = spec.partition("?")[2]
+        return f"{benchmark.name}:{benchmark.path.resolve()}" + (f"?{query}" if query else "")
+    return str(Path(spec).resolve())
+
+
 class SuiteCounts(BaseModel):
     scenarios: int
     probes: int

@@ -4,13 +4,12 @@ still takes.
 
 A command line is checked by handing it to the real command group with `--help` appended:
 click parses every argument before it acts on `--help`, so a renamed command or a removed
-option fails here, while placeholders such as `RUN_ID` or `PATH` need no real run. Blocks that
-must run for real (the README's Python example) are run by tests of their own.
+option fails here, while placeholders such as `RUN_ID` or `PATH` need no real run. The shell
+blocks are run for real by `test_docs_run.py`; the README's Python example by a test of its own.
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 import subprocess
 import sys
@@ -22,25 +21,20 @@ from click.testing import CliRunner
 
 from memeval.cli import app
 from memeval.suites.loader import load_file
+from tests.docs.blocks import fenced, parse_note
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").glob("*.md")])
-FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
-NOT_RUN = "<!-- docs-test: not run"
-"""An HTML comment right before a Python block that cannot run here (it needs a key, a fleet or
-a cluster), followed by the reason: `<!-- docs-test: not run: needs a Kubernetes cluster -->`."""
 
 
 def blocks(page: Path, language: str) -> list[tuple[int, str, bool]]:
-    """Each block's line, its text, and whether the page asked for it not to run."""
-    text = page.read_text(encoding="utf-8")
-    found = []
-    for match in FENCE.finditer(text):
-        if match.group(1) != language:
-            continue
-        before = text[: match.start()].rstrip().rsplit("\n", 1)[-1]
-        found.append((text.count("\n", 0, match.start()) + 1, match.group(2), NOT_RUN in before))
-    return found
+    """Each block's line, its text, and whether a `docs-run: skip (reason)` note before it
+    asks for it not to run (a Python block that needs a key, a fleet or a cluster)."""
+    return [
+        (line, body, any(d.verb == "skip" for d in parse_note(note or "", f"{page.name}:{line}")))
+        for found, line, body, note in fenced(page.read_text(encoding="utf-8"))
+        if found == language
+    ]
 
 
 def command_lines(block: str) -> list[str]:

@@ -223,3 +223,30 @@ def test_task_reprs_are_masked_and_the_task_itself_is_not(monkeypatch: pytest.Mo
 def test_scrub_drops_credential_options_and_masks_the_rest() -> None:
     options = {"api_key": KEY, "url": f"redis://:{KEY}@h/0", "nested": [{"token": KEY, "n": 1}]}
     assert scrub_secrets(options) == {"url": f"redis://:{MASK}@h/0", "nested": [{"n": 1}]}
+
+
+def test_a_formatter_reading_the_arguments_still_gets_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """uvicorn's access log unpacks a record's arguments: masking must leave them a tuple
+    (it left None, and `memeval serve` printed a logging error for every request)."""
+    from uvicorn.logging import AccessFormatter
+
+    monkeypatch.setenv("VERIFIEDSTATE_API_KEY", KEY)
+    install_masking()
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(AccessFormatter('%(client_addr)s "%(request_line)s" %(status_code)s'))
+    log = logging.getLogger("tests.security.access")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    try:
+        for path in ("/v1/health", f"/v1/x?key={KEY}"):
+            log.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", path, "1.1", 401)
+    finally:
+        log.removeHandler(handler)
+    written = stream.getvalue()
+    assert "Logging error" not in written and KEY not in written
+    assert written.splitlines() == [
+        '127.0.0.1:5 "GET /v1/health HTTP/1.1" 401 Unauthorized',
+        '127.0.0.1:5 "GET /v1/x?key=*** HTTP/1.1" 401 Unauthorized',
+    ]
