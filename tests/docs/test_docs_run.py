@@ -14,7 +14,6 @@ CONTRIBUTING.md's blocks (lint, type-check, the whole test suite) are what CI ru
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import psutil
@@ -28,38 +27,9 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PAGE_SECONDS = 300.0
 SLOW = os.environ.get("MEMEVAL_DOCS_SLOW") == "1"
 
-README_NOTES = {
-    "# Install and run the full built-in suite": (
-        "<!-- docs-run: skip `pip install '.[test]' && python -m pytest` (the whole test suite,"
-        " which this test is part of) -->"
-    ),
-    "memeval run --engine naive --label naive": """<!-- docs-run:
-background `memeval view` (serves the store until stopped)
-exit 2 `memeval suites validate my-cases/` (my-cases/ stands for your folder: absent here)
-exit 2 `memeval run --suite my-cases/` (my-cases/ stands for your folder: absent here)
-skip `memeval run --llm` (needs an OpenRouter key)
-skip `memeval answer` (needs an OpenRouter key)
-skip `memeval worker & memeval flower` (a fleet: needs a broker, and runs until stopped)
--->""",
-}
-"""The notes README.md's blocks need, keyed by each block's first line, until the README (the
-lead's to edit) carries them: a block that has a note of its own keeps it."""
-
-
-def readme() -> str:
-    """README.md with the notes it still lacks put before their blocks."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    for first, note in README_NOTES.items():
-        fence = re.search(rf"^```\w*\n{re.escape(first)}", text, re.MULTILINE)
-        assert fence, f"README.md has no block starting `{first}` any more: update README_NOTES"
-        if not text[: fence.start()].rstrip().endswith("-->"):
-            text = text[: fence.start()] + note + "\n" + text[fence.start() :]
-    return text
-
 
 def blocks_of(page: Path) -> list[Block]:
-    text = readme() if page.name == "README.md" else page.read_text(encoding="utf-8")
-    return shell_blocks(page.name, text)
+    return shell_blocks(page.name, page.read_text(encoding="utf-8"))
 
 
 def _noted(page: Path) -> list[Block]:
