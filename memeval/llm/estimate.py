@@ -12,11 +12,18 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from memeval.engines.pack import tokens
-from memeval.llm.grading import answerable_probe, answerable_query, query_question
+from memeval.engines.pack import CHARS_PER_TOKEN, tokens
+from memeval.llm.grading import (
+    answerable_probe,
+    answerable_query,
+    probe_question,
+    query_question,
+)
+from memeval.llm.judge import QuestionType, question_type
 from memeval.llm.pricing import Price
 from memeval.llm.prompt import expected_prompt_tokens
 from memeval.results import CaseResult, CaseStatus, Phase
+from memeval.scoring.pack import gold_answers
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
 
@@ -26,6 +33,8 @@ EXPECTED_COMPLETION_TOKENS = 40
 """A one-sentence answer, or `unknown`."""
 HIT_OVERHEAD_TOKENS = 12
 """The bullet, dates and source that go with each hit of a fixture query's pack."""
+_HIT_OVERHEAD = " (recorded 2024-01-01 09:00, source: a stand-in)"
+"""Text of about `HIT_OVERHEAD_TOKENS` tokens, for a stand-in pack."""
 
 
 class PlannedCall(BaseModel):
@@ -68,6 +77,45 @@ def planned_calls(
     return calls
 
 
+class PlannedAnswer(BaseModel):
+    """One model call a case will make, as far as it is known before the case runs: its
+    question, a stand-in for its pack, and for a probe what its judges will grade against."""
+
+    question: str
+    pack: str
+    gold: str | None = None  # None: a fixture query, which no judge grades
+    kind: QuestionType = QuestionType.fact
+
+
+def planned_answers(
+    case: Scenario | Fixture, *, k: int = 5, pack_tokens: int = PACK_TOKENS
+) -> list[PlannedAnswer]:
+    """The calls `planned_calls` counts for one case, with real text to hold their cost by:
+    the pack stand-in is what the case writes (a fixture's `k` longest assertions), cut at a
+    typical pack budget, so a tokenizer sees text like the real pack's."""
+    limit = pack_tokens * CHARS_PER_TOKEN
+    if isinstance(case, Fixture):
+        texts = sorted((a.text for a in case.assertions), key=len, reverse=True)[:k]
+        pack = "\n".join(f"- {t}{_HIT_OVERHEAD}" for t in texts)[:limit]
+        return [
+            PlannedAnswer(question=query_question(q), pack=pack)
+            for q in case.queries
+            if answerable_query(q)
+        ]
+    pack = "\n".join(f"- {t}" for t in _written(case))[:limit]
+    return [
+        PlannedAnswer(
+            question=probe_question(p),
+            pack=pack,
+            gold=gold_answers(p)[0],
+            kind=question_type(p.tags, abstain=p.abstain),
+        )
+        for _ in Phase
+        for p in case.probes
+        if answerable_probe(p)
+    ]
+
+
 def estimate(
     calls: list[PlannedCall],
     *,
@@ -100,13 +148,17 @@ def _prompt(question: str, pack_tokens: int) -> int:
     return expected_prompt_tokens(question, "") + pack_tokens
 
 
-def _written_tokens(case: Scenario) -> int:
+def _written(case: Scenario) -> list[str]:
     """Everything the scenario writes: no pack can recall more than that."""
     written = [d.title + d.text for d in case.documents]
     written += [lr.text for lr in case.learnings]
     for thread in case.threads:
         written += [line.text for line in thread.lines(case.thread_start(thread))]
-    return sum(tokens(t) for t in written)
+    return written
+
+
+def _written_tokens(case: Scenario) -> int:
+    return sum(tokens(t) for t in _written(case))
 
 
 def skipped_calls(cases: list[Scenario | Fixture], results: list[CaseResult]) -> int:
