@@ -13,9 +13,11 @@ from collections import Counter
 from pydantic import BaseModel
 
 from memeval.engines.pack import CHARS_PER_TOKEN, tokens
+from memeval.engines.types import Hit, QueryResult
 from memeval.llm.grading import (
     answerable_probe,
     answerable_query,
+    hits_pack,
     probe_question,
     query_question,
 )
@@ -33,8 +35,6 @@ EXPECTED_COMPLETION_TOKENS = 40
 """A one-sentence answer, or `unknown`."""
 HIT_OVERHEAD_TOKENS = 12
 """The bullet, dates and source that go with each hit of a fixture query's pack."""
-_HIT_OVERHEAD = " (recorded 2024-01-01 09:00, source: a stand-in)"
-"""Text of about `HIT_OVERHEAD_TOKENS` tokens, for a stand-in pack."""
 
 
 class PlannedCall(BaseModel):
@@ -91,12 +91,17 @@ def planned_answers(
     case: Scenario | Fixture, *, k: int = 5, pack_tokens: int = PACK_TOKENS
 ) -> list[PlannedAnswer]:
     """The calls `planned_calls` counts for one case, with real text to hold their cost by:
-    the pack stand-in is what the case writes (a fixture's `k` longest assertions), cut at a
-    typical pack budget, so a tokenizer sees text like the real pack's."""
+    the pack stand-in is what the case writes (a fixture's `k` longest assertions, as hits
+    with their dates and sources), cut at a typical pack budget, so a tokenizer sees text
+    like the real pack's."""
     limit = pack_tokens * CHARS_PER_TOKEN
     if isinstance(case, Fixture):
-        texts = sorted((a.text for a in case.assertions), key=len, reverse=True)[:k]
-        pack = "\n".join(f"- {t}{_HIT_OVERHEAD}" for t in texts)[:limit]
+        hits = [
+            Hit(text=a.text, source=a.source, valid_from=a.valid_from, valid_to=a.valid_to)
+            for a in case.assertions
+        ]
+        longest = sorted(hits, key=lambda h: len(hits_pack(QueryResult(hits=[h]))))[-k:]
+        pack = hits_pack(QueryResult(hits=longest))[:limit]
         return [
             PlannedAnswer(question=query_question(q), pack=pack)
             for q in case.queries

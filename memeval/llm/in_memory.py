@@ -129,9 +129,11 @@ class MemoryBudget:
         refused (and closed). `within`: the fund a call draws on first."""
         scopes = [self._scope(n) for n in self.scopes]
         own = 0 if within is None else min(s.funds.get(within.id, 0) for s in scopes)
+        # a started case may finish even once the budget closed for want of money for new ones
+        funded = within is not None and all(within.id in s.funds for s in scopes)
         grant, wait = amount, False
         for s in scopes:
-            if s.closed:
+            if s.closed and not (funded and s.closed == "exhausted"):
                 return None
             others = s.funded - own  # promised to other started cases
             committed = s.spent + others

@@ -73,9 +73,21 @@ def test_a_case_fund_is_room_only_its_own_calls_take(opened: OpenBudget, tag: st
             assert (state.spent_micros, state.funded_micros) == (950, 0)
             # A case that would fit an unspent budget but not this one: the money is gone, and
             # the budget closes, so no later, smaller case sneaks in (a sweep's models then
-            # cover the same cases).
+            # cover the same cases). A case started before may still finish: here its fund is
+            # drawn down, and a last call longer than planned tops it up from what is left.
+            started = await budget.fund(30)
+            assert started is not None
+            drawn = await budget.reserve(30, within=started)
+            assert drawn is not None
+            await budget.settle(drawn, 30)
             assert await budget.fund(100, max_wait_s=5) is None
             assert await budget.closed()
+            assert await budget.reserve(10, max_wait_s=0.2) is None  # no fund: closed
+            last = await budget.reserve(15, within=started)
+            assert last is not None and last.amount_micros == 15
+            await budget.settle(last, 15)
+            assert await budget.unfund(started) == 0
+            assert (await budget.state(scope)).spent_micros == 995
 
     asyncio.run(go())
 

@@ -69,12 +69,14 @@ for i = 0, scopes - 1 do
 end
 
 -- What is left of the caller's own fund: the same in every scope, as every draw takes from all.
-local own = 0
+-- A started case may finish even once the budget closed for want of money for new cases.
+local own, funded = 0, source ~= ''
 if source ~= '' then
   for i = 0, scopes - 1 do
-    local left = tonumber(redis.call('HGET', key(i, 7), source)) or 0
-    if i == 0 or left < own then
-      own = left
+    local left = tonumber(redis.call('HGET', key(i, 7), source))
+    funded = funded and left ~= nil
+    if i == 0 or (left or 0) < own then
+      own = left or 0
     end
   end
 end
@@ -89,7 +91,7 @@ for i = 0, scopes - 1 do
   end
   local cap, spent, reserved = tonumber(v[1]), tonumber(v[2] or 0), tonumber(v[3] or 0)
   local others = tonumber(v[6] or 0) - own  -- funds of other cases: promised, not free
-  if v[4] then
+  if v[4] and not (funded and v[4] == 'exhausted') then
     leave_queues()
     return {-1, i}
   end
