@@ -197,6 +197,11 @@ def _estimate(flags: RunFlags) -> None:
 def _plan(flags: RunFlags, farm: Executor, store: Store) -> PlannedRun:
     planned = _planned(flags, farm, store)
     _show_viewer(store, planned.run_id)
+    if not out.is_terminal and not flags.detach:
+        # A terminal shows the id on the progress bar; a log (CI, nohup, a pipe) would name
+        # it only at the end, so a run killed mid-way left no id in it to resume by.
+        resume = f"memeval run --resume {planned.run_id}"
+        out.print(f"run {planned.run_id}: if it stops, `{resume}`", highlight=False, soft_wrap=True)
     return planned
 
 

@@ -7,11 +7,19 @@ bill; a refusal by the service releases it; a request that went out and never ca
 counted at its hold, since the service may have billed it. A refused hold makes the call
 `skipped_budget`, and the answerer then starts no further paid call, so the run still ends
 cleanly and its report says what was covered.
+
+A case holds its whole model spend first (`for_case`: every answer and verdict at the hold its
+call will ask, over a stand-in pack) and its calls draw their holds from that fund. A budget
+that cannot fund a case skips it before it spends anything, so a spent budget leaves complete
+cases, not answers bought for cases that are then not scored; the unused part of a fund goes
+back when the case ends. A call the fund falls short of (a pack longer than the stand-in)
+takes the rest from the budget as any call does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import math
 import random
 from collections.abc import AsyncIterator, Callable
@@ -21,6 +29,7 @@ from decimal import Decimal
 
 from pydantic import BaseModel
 
+from memeval.engines.pack import CHARS_PER_TOKEN
 from memeval.errors import UsageError
 from memeval.llm.client import Completion, LlmClient
 from memeval.llm.errors import (
@@ -31,7 +40,8 @@ from memeval.llm.errors import (
     Rejected,
     Transient,
 )
-from memeval.llm.judge import JUDGE_PROMPT_VERSION, PROMPTS_SHA256
+from memeval.llm.estimate import PlannedAnswer
+from memeval.llm.judge import JUDGE_PROMPT_VERSION, PROMPTS_SHA256, judge_messages
 from memeval.llm.prompt import PROMPT_VERSION, messages
 from memeval.llm.rates import RateKind, rate_for
 from memeval.llm.shared import Hold, OpenShared, RateLimiter, SpendBudget
@@ -96,6 +106,7 @@ class Answerer:
         self.ledger = ledger
         self.rate = rate_for(spec.rates, RateKind.model)
         self._spent_out = False
+        self._fund: Hold | None = None  # the case fund this answerer's calls draw on
         self.judges: list[Answerer] = []  # `--judge`: grade answers on the same budget
 
     def __repr__(self) -> str:
@@ -107,6 +118,62 @@ class Answerer:
         if not self._spent_out and self.budget is not None:
             self._spent_out = await self.budget.closed()
         return self._spent_out
+
+    @asynccontextmanager
+    async def for_case(self, planned: list[PlannedAnswer]) -> AsyncIterator[Answerer | None]:
+        """This answerer for one case, its whole model spend held first; None when no paid
+        call may start or the budget cannot hold the case: it is then skipped before it
+        spends anything. Whatever the case leaves of its fund returns when it ends, however
+        it ends; a worker that vanishes leaves it to lapse, released, with its lease."""
+        if await self.exhausted():
+            yield None
+            return
+        budget = self.budget
+        if budget is None:
+            yield self
+            return
+        full = self._case_micros(planned, None)
+
+        async def least() -> int:
+            learned = await budget.completion_tokens(COMPLETION_QUANTILE, least=LEARN_AFTER)
+            return full if learned is None else min(full, self._case_micros(planned, learned))
+
+        fund = await budget.fund(full, min_micros=least)
+        if fund is None:
+            yield None
+            return
+        try:
+            yield self._drawing_on(fund)
+        finally:
+            await asyncio.shield(budget.unfund(fund))
+
+    def _drawing_on(self, fund: Hold) -> Answerer:
+        """A view of this answerer (same client, budget, limiter, records) whose calls and
+        whose judges' calls draw on `fund` first."""
+        view = copy.copy(self)
+        view._fund = fund
+        view.judges = [judge._drawing_on(fund) for judge in self.judges]
+        return view
+
+    def _case_micros(self, planned: list[PlannedAnswer], completion: int | None) -> int:
+        """What the planned calls hold, each answer (and each judge's verdict on a probe's
+        answer) asking for `completion` tokens at most, or its `max_tokens`."""
+        total = 0
+        for call in planned:
+            tokens = self._capped(completion)
+            total += self.spec.hold_micros(messages(call.question, call.pack), tokens)
+            if call.gold is None:
+                continue
+            answer = call.pack[: tokens * CHARS_PER_TOKEN]  # an answer as long as allowed
+            for judge in self.judges:
+                chat = judge_messages(call.question, call.gold, answer, call.kind,
+                                      self.spec.judge_mode)  # fmt: skip
+                total += judge.spec.hold_micros(chat, judge._capped(completion))
+        return total
+
+    def _capped(self, completion: int | None) -> int:
+        top = self.spec.max_tokens
+        return top if completion is None else max(1, min(completion, top))
 
     async def answer(self, question: str, pack: str) -> AnswerResult:
         return await self.complete(messages(question, pack))
@@ -176,7 +243,7 @@ class Answerer:
                 return full
             return self._micros(prompt, max(1, learned))
 
-        return await budget.reserve(full, min_micros=least)
+        return await budget.reserve(full, min_micros=least, within=self._fund)
 
     def _micros(self, prompt: int, completion: int) -> int:
         price = self.spec.price

@@ -12,11 +12,20 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from memeval.engines.pack import tokens
-from memeval.llm.grading import answerable_probe, answerable_query, query_question
+from memeval.engines.pack import CHARS_PER_TOKEN, tokens
+from memeval.engines.types import Hit, QueryResult
+from memeval.llm.grading import (
+    answerable_probe,
+    answerable_query,
+    hits_pack,
+    probe_question,
+    query_question,
+)
+from memeval.llm.judge import QuestionType, question_type
 from memeval.llm.pricing import Price
 from memeval.llm.prompt import expected_prompt_tokens
 from memeval.results import CaseResult, CaseStatus, Phase
+from memeval.scoring.pack import gold_answers
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
 
@@ -68,6 +77,50 @@ def planned_calls(
     return calls
 
 
+class PlannedAnswer(BaseModel):
+    """One model call a case will make, as far as it is known before the case runs: its
+    question, a stand-in for its pack, and for a probe what its judges will grade against."""
+
+    question: str
+    pack: str
+    gold: str | None = None  # None: a fixture query, which no judge grades
+    kind: QuestionType = QuestionType.fact
+
+
+def planned_answers(
+    case: Scenario | Fixture, *, k: int = 5, pack_tokens: int = PACK_TOKENS
+) -> list[PlannedAnswer]:
+    """The calls `planned_calls` counts for one case, with real text to hold their cost by:
+    the pack stand-in is what the case writes (a fixture's `k` longest assertions, as hits
+    with their dates and sources), cut at a typical pack budget, so a tokenizer sees text
+    like the real pack's."""
+    limit = pack_tokens * CHARS_PER_TOKEN
+    if isinstance(case, Fixture):
+        hits = [
+            Hit(text=a.text, source=a.source, valid_from=a.valid_from, valid_to=a.valid_to)
+            for a in case.assertions
+        ]
+        longest = sorted(hits, key=lambda h: len(hits_pack(QueryResult(hits=[h]))))[-k:]
+        pack = hits_pack(QueryResult(hits=longest))[:limit]
+        return [
+            PlannedAnswer(question=query_question(q), pack=pack)
+            for q in case.queries
+            if answerable_query(q)
+        ]
+    pack = "\n".join(f"- {t}" for t in _written(case))[:limit]
+    return [
+        PlannedAnswer(
+            question=probe_question(p),
+            pack=pack,
+            gold=gold_answers(p)[0],
+            kind=question_type(p.tags, abstain=p.abstain),
+        )
+        for _ in Phase
+        for p in case.probes
+        if answerable_probe(p)
+    ]
+
+
 def estimate(
     calls: list[PlannedCall],
     *,
@@ -100,13 +153,17 @@ def _prompt(question: str, pack_tokens: int) -> int:
     return expected_prompt_tokens(question, "") + pack_tokens
 
 
-def _written_tokens(case: Scenario) -> int:
+def _written(case: Scenario) -> list[str]:
     """Everything the scenario writes: no pack can recall more than that."""
     written = [d.title + d.text for d in case.documents]
     written += [lr.text for lr in case.learnings]
     for thread in case.threads:
         written += [line.text for line in thread.lines(case.thread_start(thread))]
-    return sum(tokens(t) for t in written)
+    return written
+
+
+def _written_tokens(case: Scenario) -> int:
+    return sum(tokens(t) for t in _written(case))
 
 
 def skipped_calls(cases: list[Scenario | Fixture], results: list[CaseResult]) -> int:

@@ -68,11 +68,13 @@ class _Scope:
     cap: int
     spent: int = 0
     reserved: int = 0
+    funded: int = 0
     calls: int = 0
     closed: str | None = None
     overbilled: int = 0
     overbilled_calls: int = 0
     holds: dict[str, int] = field(default_factory=dict)
+    funds: dict[str, int] = field(default_factory=dict)  # case fund id -> what is left of it
     samples: list[int] = field(default_factory=list)
 
 
@@ -113,37 +115,56 @@ class MemoryBudget:
             cap_micros=s.cap,
             spent_micros=s.spent,
             reserved_micros=s.reserved,
+            funded_micros=s.funded,
             calls=s.calls,
             closed=s.closed,
             overbilled_micros=s.overbilled,
             overbilled_calls=s.overbilled_calls,
         )
 
-    def _try(self, amount: int, least: int) -> Hold | Literal[False] | None:
-        """A hold; False to wait for in-flight holds; None when refused (and closed)."""
+    def _try(
+        self, amount: int, least: int, *, fund: bool = False, within: Hold | None = None
+    ) -> Hold | Literal[False] | None:
+        """A hold (or a case's fund); False to wait for in-flight holds or funds; None when
+        refused (and closed). `within`: the fund a call draws on first."""
         scopes = [self._scope(n) for n in self.scopes]
+        own = 0 if within is None else min(s.funds.get(within.id, 0) for s in scopes)
+        # a started case may finish even once the budget closed for want of money for new ones
+        funded = within is not None and all(within.id in s.funds for s in scopes)
         grant, wait = amount, False
         for s in scopes:
-            if s.closed:
+            if s.closed and not (funded and s.closed == "exhausted"):
                 return None
-            if s.spent + least > s.cap:
-                if s.reserved <= 0:
-                    s.closed = "exhausted"
+            others = s.funded - own  # promised to other started cases
+            committed = s.spent + others
+            if committed + least > s.cap:
+                if s.reserved <= 0 and others <= 0:
+                    if not fund or least <= s.cap:  # a fund above the whole cap says
+                        s.closed = "exhausted"  # nothing of the other cases
                     return None
                 wait = True
                 continue
             need = amount
-            if s.spent + amount > s.cap:
+            if committed + amount > s.cap:
                 need = least
-                grant = min(grant, s.cap - s.spent - s.reserved)
-            wait = wait or s.cap - s.spent - s.reserved < need
-            wait = wait or (s.reserved > 0 and s.calls == 0)  # the first call settles alone
+                grant = min(grant, s.cap - committed - s.reserved)
+            wait = wait or s.cap - committed - s.reserved < need
+            # the first call settles alone; a fund sends nothing, so it need not wait
+            wait = wait or (not fund and s.reserved > 0 and s.calls == 0)
         if wait:
             return False
         hold = Hold(id=secrets.token_hex(8), amount_micros=grant)
+        drawn = min(grant, own)
         for s in scopes:
+            if fund:
+                s.funded += grant
+                s.funds[hold.id] = grant
+                continue
             s.reserved += grant
             s.holds[hold.id] = grant
+            if within is not None and within.id in s.funds:
+                s.funds[within.id] -= drawn
+                s.funded -= drawn
         return hold
 
     async def reserve(
@@ -152,6 +173,36 @@ class MemoryBudget:
         *,
         min_micros: int | Callable[[], Awaitable[int]] | None = None,
         max_wait_s: float = MAX_WAIT_S,
+        within: Hold | None = None,
+    ) -> Hold | None:
+        return await self._poll(amount_micros, min_micros, max_wait_s, False, within)
+
+    async def fund(
+        self,
+        amount_micros: int,
+        *,
+        min_micros: int | Callable[[], Awaitable[int]] | None = None,
+        max_wait_s: float = MAX_WAIT_S,
+    ) -> Hold | None:
+        return await self._poll(amount_micros, min_micros, max_wait_s, True, None)
+
+    async def unfund(self, fund: Hold) -> int:
+        released = 0
+        for name in self.scopes:
+            s = self._scope(name)
+            left = s.funds.pop(fund.id, None)
+            if left is not None:
+                s.funded -= left
+                released = left
+        return released
+
+    async def _poll(
+        self,
+        amount_micros: int,
+        min_micros: int | Callable[[], Awaitable[int]] | None,
+        max_wait_s: float,
+        fund: bool,
+        within: Hold | None,
     ) -> Hold | None:
         deadline = time.monotonic() + max_wait_s
         pause = 0.01
@@ -159,7 +210,7 @@ class MemoryBudget:
         while True:
             asked = await min_micros() if callable(min_micros) else min_micros
             least = amount if asked is None else max(0, min(asked, amount))
-            outcome = self._try(amount, least)
+            outcome = self._try(amount, least, fund=fund, within=within)
             if outcome is not False:
                 return outcome
             if time.monotonic() >= deadline:

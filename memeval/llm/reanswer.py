@@ -20,11 +20,15 @@ from pydantic import BaseModel
 
 from memeval.errors import UsageError
 from memeval.llm.answer import Answerer, PaidCalls, answerer_for
+from memeval.llm.estimate import PlannedAnswer
+from memeval.llm.grading import answerable_probe, answerable_query, probe_question, query_question
+from memeval.llm.judge import question_type
 from memeval.llm.shared import OpenShared
 from memeval.llm.spec import LlmSpec
 from memeval.results import CaseResult, CaseStatus, CheckStatus
 from memeval.runner.answers import answer_probe, answer_query, finish_answers
 from memeval.runner.context import CaseContext, RunOptions
+from memeval.scoring.pack import gold_answers
 from memeval.store import RunRecord, Store
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
@@ -133,26 +137,51 @@ async def reanswer_case(
         result.status = CaseStatus.error
         result.error = f"the suite no longer holds case {source.case_id}"
         return result
-    if await answerer.exhausted():
-        result.status = CaseStatus.skipped_budget
-        return result
     result.probes = [p.model_copy(update=_FRESH_PROBE) for p in result.probes]
     result.queries = [q.model_copy(update=_FRESH_QUERY) for q in result.queries]
     result.timings = [t for t in result.timings if t.step != ANSWER_STEP]
-    ctx = CaseContext(result, RunOptions(llm=plan.spec), answerer)
-    if isinstance(case, Scenario):
-        probes = {p.id: p for p in case.probes}
-        for probe_result in result.probes:
-            probe = probes.get(probe_result.probe)
-            if probe is not None and probe_result.status in ASKED:
-                await answer_probe(probe, probe_result, ctx)
-    else:
-        for log in result.queries:
-            if log.query < len(case.queries) and log.pack:
-                await answer_query(case.queries[log.query], log.pack, log, ctx)
+    async with answerer.for_case(_planned(result, case)) as funded:
+        if funded is None:
+            result.status = CaseStatus.skipped_budget
+            return result
+        ctx = CaseContext(result, RunOptions(llm=plan.spec), funded)
+        if isinstance(case, Scenario):
+            probes = {p.id: p for p in case.probes}
+            for probe_result in result.probes:
+                probe = probes.get(probe_result.probe)
+                if probe is not None and probe_result.status in ASKED:
+                    await answer_probe(probe, probe_result, ctx)
+        else:
+            for log in result.queries:
+                if log.query < len(case.queries) and log.pack:
+                    await answer_query(case.queries[log.query], log.pack, log, ctx)
     result.timings += ctx.watch.timings
     finish_answers(ctx)
     return result
+
+
+def _planned(result: CaseResult, case: Scenario | Fixture) -> list[PlannedAnswer]:
+    """The calls answering `result` again will make, over the packs it kept: a fund sized
+    by the real packs, not a stand-in."""
+    if isinstance(case, Fixture):
+        return [
+            PlannedAnswer(question=query_question(case.queries[log.query]), pack=log.pack)
+            for log in result.queries
+            if log.query < len(case.queries) and log.pack
+            and answerable_query(case.queries[log.query])
+        ]  # fmt: skip
+    probes = {p.id: p for p in case.probes}
+    return [
+        PlannedAnswer(
+            question=probe_question(probe),
+            pack=done.pack,
+            gold=gold_answers(probe)[0],
+            kind=question_type(probe.tags, abstain=probe.abstain),
+        )
+        for done in result.probes
+        if (probe := probes.get(done.probe)) is not None
+        and done.status in ASKED and answerable_probe(probe)
+    ]  # fmt: skip
 
 
 ANSWER_STEP = "answer"

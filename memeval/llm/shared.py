@@ -31,7 +31,8 @@ class BudgetState(BaseModel):
     scope: str
     cap_micros: int
     spent_micros: int = 0
-    reserved_micros: int = 0
+    reserved_micros: int = 0  # held by calls in flight
+    funded_micros: int = 0  # promised to started cases, not yet drawn by their calls
     calls: int = 0
     closed: str | None = None
     overbilled_micros: int = 0  # billed above the holds: the service broke the holds' bound
@@ -74,10 +75,29 @@ class SpendBudget(Protocol):
         *,
         min_micros: int | Callable[[], Awaitable[int]] | None = None,
         max_wait_s: float = ...,
+        within: Hold | None = None,
     ) -> Hold | None:
         """A hold of `amount_micros`, or at the budget's tail of less but at least
         `min_micros` (asked again before every poll); None once the budget is spent, or when
-        in-flight holds still fill it after `max_wait_s`."""
+        in-flight holds still fill it after `max_wait_s`. `within`: the case fund the call
+        draws on first; what is left of it is room only that case's calls may take."""
+        ...
+
+    async def fund(
+        self,
+        amount_micros: int,
+        *,
+        min_micros: int | Callable[[], Awaitable[int]] | None = None,
+        max_wait_s: float = ...,
+    ) -> Hold | None:
+        """A case's whole model spend, held before its first call so that it can finish; None
+        when the budget cannot hold it. The same rules as `reserve`, but nothing is sent
+        against a fund, so it does not wait for the first call to settle."""
+        ...
+
+    async def unfund(self, fund: Hold) -> int:
+        """The case has ended: what is left of its fund returns to the budget (and is
+        returned); a second call releases nothing."""
         ...
 
     async def settle(

@@ -76,16 +76,16 @@ def infra_note(report: RunReport) -> str | None:
 
 
 def spend_note(report: RunReport) -> str | None:
-    """How much of the answering model's spend bought answers that reached a score; None when
-    all of it did. A budget that runs out mid-case buys answers for cases then not scored."""
+    """How much of the answering model's spend bought answers that reached a score, whenever
+    some of it did not or the budget skipped cases; None otherwise. Cases hold their whole
+    spend before they start, so a budget that runs out should leave this at 100%."""
     total = sum(c.answerer_usd_micros for c in report.cases)
     lost = sum(c.answerer_usd_micros for c in report.cases if c.status is not CaseStatus.done)
-    if not total or not lost:
+    skipped = any(c.status is CaseStatus.skipped_budget for c in report.cases)
+    if not total or not (lost or skipped):
         return None
-    return (
-        f"model spend: {100 * (total - lost) / total:.1f}% of ${total / 1e6:.4f} reached a "
-        f"score; ${lost / 1e6:.4f} bought answers for cases not in it"
-    )
+    note = f"model spend: {100 * (total - lost) / total:.1f}% of ${total / 1e6:.4f} reached a score"
+    return f"{note}; ${lost / 1e6:.4f} bought answers for cases not in it" if lost else note
 
 
 def overbilling_note(report: RunReport) -> str | None:

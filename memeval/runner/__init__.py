@@ -12,6 +12,7 @@ from memeval import clock
 from memeval.engines.attempts import counting
 from memeval.engines.base import Engine, EngineRefused, EngineUnavailable, Unsupported
 from memeval.engines.types import Capability, Usage
+from memeval.llm.estimate import planned_answers
 from memeval.results import CaseResult, CaseStatus, UsageWindow
 from memeval.runner.answers import finish_answers
 from memeval.runner.context import CaseContext, RunOptions, tenant_base
@@ -42,8 +43,9 @@ async def run_case(
     (infrastructure) propagates, so the caller can retry the whole case; `attempt` counts
     those retries and names a fresh tenant for each.
 
-    With an `answerer`, a model also answers every probe and query; once its budget is spent
-    the case is recorded `skipped_budget` without touching the engine."""
+    With an `answerer`, a model also answers every probe and query; the case's whole model
+    spend is held first, and when the budget cannot hold it the case is recorded
+    `skipped_budget` without touching the engine."""
     options = options or RunOptions()
     is_fixture = isinstance(case, Fixture)
     result = CaseResult(
@@ -60,10 +62,23 @@ async def run_case(
         started_at=datetime.now(UTC),
         capabilities=sorted(c.value for c in engine.capabilities),
     )
-    if answerer is not None and await answerer.exhausted():
-        result.status = CaseStatus.skipped_budget
-        result.finished_at = datetime.now(UTC)
-        return result
+    if answerer is None:
+        return await _run(case, engine, result, options, None)
+    async with answerer.for_case(planned_answers(case, k=options.k)) as funded:
+        if funded is None:
+            result.status = CaseStatus.skipped_budget
+            result.finished_at = datetime.now(UTC)
+            return result
+        return await _run(case, engine, result, options, funded)
+
+
+async def _run(
+    case: Scenario | Fixture,
+    engine: Engine,
+    result: CaseResult,
+    options: RunOptions,
+    answerer: Answerer | None,
+) -> CaseResult:
     ctx = CaseContext(result, options, answerer)
     before = await _usage(engine, ctx)
     result.evaluated_at = case.evaluation_time

@@ -2,6 +2,6 @@
 and the model tests' tagged Redis keys."""
 
 from tests.farm.conftest import farm, namespace, redis_url, shared
-from tests.llm.conftest import tag
+from tests.llm.conftest import server, tag
 
-__all__ = ["farm", "namespace", "redis_url", "shared", "tag"]
+__all__ = ["farm", "namespace", "redis_url", "server", "shared", "tag"]

@@ -20,9 +20,11 @@ def test_a_one_dimension_run_says_what_starts_and_how_each_case_went(cli, tmp_pa
     first = cli(*args, "--workers", "2", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
-    # Said at once, before the farm's seconds of start-up, not after.
-    assert lines[0] == "starting the embedded farm: redis + 2 workers…"
-    assert lines[1] == "dispatching 10 cases…"
+    # Said at once, before the farm's seconds of start-up, not after; a log (not a terminal)
+    # first names the run, so a run killed mid-way can be resumed from it.
+    assert re.fullmatch(r"run (\S+): if it stops, `memeval run --resume \1`", lines[0])
+    assert lines[1] == "starting the embedded farm: redis + 2 workers…"
+    assert lines[2] == "dispatching 10 cases…"
     cases = [line for line in lines if CASE_LINE.match(line)]
     assert len(cases) == 10
     assert any(line.startswith("FAIL ") for line in cases)  # naive misses temporal checks

@@ -5,6 +5,10 @@ when it fails unbilled). The checks and updates run inside Lua scripts, so two w
 both take the last dollar. Holds carry a lease: a worker that dies mid-call does not pin the
 money forever, and its hold is then counted as spent because the call may have been billed.
 
+A case first holds its whole model spend (its fund), and its calls then draw their holds from
+that fund, so the budget runs out between cases, not inside one: a case starts only when it can
+finish, and the money of a case that ends returns what it did not use.
+
 Near the end, a caller may accept a smaller hold (asking the service for fewer tokens), so the
 last of the cap is used rather than left: each scope keeps the completion sizes of its settled
 calls, from which callers learn how small a hold can still carry a typical answer.
@@ -78,6 +82,7 @@ class Budget:
         self.prefix = prefix
         self._reserve = redis.register_script((LUA / "budget_reserve.lua").read_text())
         self._settle = redis.register_script((LUA / "budget_settle.lua").read_text())
+        self._unfund = redis.register_script((LUA / "budget_unfund.lua").read_text())
 
     def __repr__(self) -> str:
         return f"Budget(scopes={self.scopes!r})"
@@ -133,6 +138,7 @@ class Budget:
             cap_micros=int(fields["cap"]),
             spent_micros=int(fields.get("spent", 0)),
             reserved_micros=int(fields.get("reserved", 0)),
+            funded_micros=int(fields.get("funded", 0)),
             calls=int(fields.get("calls", 0)),
             closed=fields.get("closed"),
             overbilled_micros=int(fields.get("overbilled", 0)),
@@ -146,16 +152,29 @@ class Budget:
         min_micros: int | None = None,
         hold_id: str | None = None,
         lease_s: float = LEASE_S,
+        fund: bool = False,
+        within: Hold | None = None,
     ) -> tuple[Verdict, Hold | None]:
         """One attempt. A caller that polls must keep its `hold_id`: that is its place in the
         queue, which keeps later, smaller calls from overtaking it. With `min_micros` the
-        budget's tail may grant less than `amount_micros`, never less than `min_micros`."""
+        budget's tail may grant less than `amount_micros`, never less than `min_micros`.
+        `fund` holds a case's fund rather than a call's hold; `within` is the fund a call
+        draws on first."""
         amount = max(0, amount_micros)
         least = amount if min_micros is None else max(0, min(min_micros, amount))
         hold_id = hold_id or secrets.token_hex(8)
         verdict, granted = await self._reserve(
-            keys=self._keys("queue", "seen"),
-            args=[hold_id, amount, int(lease_s * 1e6), KEY_TTL_S, STALE_US, least],
+            keys=self._keys("queue", "seen", "funds", "fund_leases"),
+            args=[
+                hold_id,
+                amount,
+                int(lease_s * 1e6),
+                KEY_TTL_S,
+                STALE_US,
+                least,
+                "fund" if fund else "call",
+                "" if within is None else within.id,
+            ],
         )
         result = Verdict(int(verdict))
         if result is not Verdict.held:
@@ -169,12 +188,42 @@ class Budget:
         min_micros: int | Callable[[], Awaitable[int]] | None = None,
         max_wait_s: float = LEASE_S,
         lease_s: float = LEASE_S,
+        within: Hold | None = None,
     ) -> Hold | None:
         """A hold, or None when the budget is spent. Waits while in-flight calls may settle for
         less than they hold, so that the cap is used up rather than refused early.
 
         `min_micros` may be a function, asked again before every poll: the smallest usable hold
-        shrinks as the calls settling meanwhile teach it their size."""
+        shrinks as the calls settling meanwhile teach it their size. `within`: the case fund
+        the call draws on first (what is left of it is room no other caller can take)."""
+        return await self._poll(amount_micros, min_micros, max_wait_s, lease_s, False, within)
+
+    async def fund(
+        self,
+        amount_micros: int,
+        *,
+        min_micros: int | Callable[[], Awaitable[int]] | None = None,
+        max_wait_s: float = LEASE_S,
+        lease_s: float = LEASE_S,
+    ) -> Hold | None:
+        """A case's fund: its whole model spend, held before its first call, or None when the
+        budget cannot hold it (with nothing in flight that could free room)."""
+        return await self._poll(amount_micros, min_micros, max_wait_s, lease_s, True, None)
+
+    async def unfund(self, fund: Hold) -> int:
+        """Return what is left of a case's fund; returns that amount."""
+        released = await self._unfund(keys=self._keys("funds", "fund_leases"), args=[fund.id])
+        return max(0, int(released))
+
+    async def _poll(
+        self,
+        amount_micros: int,
+        min_micros: int | Callable[[], Awaitable[int]] | None,
+        max_wait_s: float,
+        lease_s: float,
+        fund: bool,
+        within: Hold | None,
+    ) -> Hold | None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max_wait_s
         hold_id = secrets.token_hex(8)
@@ -182,7 +231,12 @@ class Budget:
         while True:
             least = await min_micros() if callable(min_micros) else min_micros
             verdict, hold = await self.try_reserve(
-                amount_micros, min_micros=least, hold_id=hold_id, lease_s=lease_s
+                amount_micros,
+                min_micros=least,
+                hold_id=hold_id,
+                lease_s=lease_s,
+                fund=fund,
+                within=within,
             )
             if verdict is Verdict.held:
                 return hold

@@ -20,7 +20,7 @@ from datetime import timedelta
 from celery import Celery
 
 from memeval.secrets import install_masking
-from memeval_farm import metrics
+from memeval_farm import metrics, outage_log
 from memeval_farm.embedded import mark_exits
 from memeval_farm.settings import FarmSettings
 from memeval_farm.tasks import register
@@ -29,6 +29,7 @@ from memeval_farm.tasks import register
 def make_app(settings: FarmSettings, broker_url: str | None = None) -> Celery:
     """`broker_url` overrides the settings' for the embedded broker, known only at run time."""
     install_masking()  # every worker and dispatcher builds its app here: mask its logs
+    outage_log.install()  # and keep an outage in a worker's log to one line per condition
     url = broker_url or settings.broker_url
     app = Celery("memeval", broker=url, backend=settings.backend_for(url) if url else None)
     transport: dict[str, object] = {"visibility_timeout": settings.visibility}
