@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import re
 import shutil
 import sys
 import uuid
@@ -89,8 +90,9 @@ def _import() -> None:
 
 
 def agent_name(tenant: str) -> str:
-    """Names are for people reading Letta's own listing; the engine keeps the ids."""
-    return f"memeval-{tenant}"[:200]
+    """The tenant, in the characters Letta allows in a name (letters, digits, space, `-`,
+    `_`): names are for people reading Letta's listing, the engine keeps the agents' ids."""
+    return re.sub(r"[^A-Za-z0-9 _-]", "-", f"memeval-{tenant}")[:200]
 
 
 class LettaEngine(SearchPacks):

@@ -8,7 +8,8 @@ engines never share a store and nothing is read from the user's `~/.letta`.
 
 Its environment is built, not inherited: the few variables a Python needs, and the settings
 that point its models at memeval's model service. So no vendor key, `SENTRY_DSN`, OpenTelemetry
-endpoint or Postgres URI of the user's reaches it, and it phones nowhere. tiktoken, which Letta
+endpoint or Postgres URI of the user's reaches it, and it phones nowhere (composio, which
+Letta imports, has its version check and Sentry switched off). tiktoken, which Letta
 counts tokens with, finds its encodings in a cache filled from `bpe-openai`.
 
 It stops when the engine closes, and with the thread that started it if the worker dies first
@@ -97,6 +98,10 @@ class LettaServer:
             OPENAI_API_KEY=self.model_key,
             OPENAI_API_BASE=self.model_url,
             HF_HUB_OFFLINE="1",
+            # composio (a dependency Letta imports) asks PyPI for its latest version and
+            # backend.composio.dev for a Sentry DSN, each from a thread at import.
+            COMPOSIO_DISABLE_VERSION_CHECK="true",
+            COMPOSIO_DISABLE_SENTRY="true",
             PYTHONUNBUFFERED="1",
         )
         return env
