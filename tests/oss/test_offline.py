@@ -194,3 +194,10 @@ def test_letta_without_its_client_names_the_extra(cli, tmp_path):
     run = cli("run", "--engine", "letta", "--in-process", env=env)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert "pip install 'memeval[letta]'" in run.stderr
+
+
+def test_letta_with_a_server_python_that_is_not_there_stops_the_run_with_one_line(cli, tmp_path):
+    missing = tmp_path / "no-such-env" / "bin" / "python"
+    run = cli("run", "--engine", f"letta?server_python={missing}", "--in-process")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "LETTA_ENGINE_SERVER_PYTHON" in run.stderr and str(missing) in run.stderr

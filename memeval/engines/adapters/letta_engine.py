@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import re
 import shutil
 import sys
@@ -41,6 +42,7 @@ from memeval.engines.adapters.letta_server import LettaServer
 from memeval.engines.adapters.library import Ledger
 from memeval.engines.base import EngineUnavailable
 from memeval.engines.types import Assertion, Capability, Hit, MemoryItem, QueryResult, Turn
+from memeval.errors import UsageError
 from memeval.models import NOTE
 from memeval.models.local import (
     ModelSettings,
@@ -121,8 +123,15 @@ class LettaEngine(SearchPacks):
         self._lock = asyncio.Lock()
 
     async def preflight(self) -> None:
+        python = self.settings.server_python
+        if python is not None and not os.access(python, os.X_OK):
+            raise UsageError(
+                f"engine `letta`: server_python `{python}` is not an executable Python",
+                fix=f"set {self.settings.env_name('server_python')} to the `python` of an "
+                "environment with 'letta[server,sqlite]==0.11.7'",
+            )
         _import()
-        if self.settings.server_python is None and importlib.util.find_spec("letta") is None:
+        if python is None and importlib.util.find_spec("letta") is None:
             raise library_missing("letta", "letta", "letta")
         await check_models(self.name, self.settings)
 
