@@ -192,7 +192,9 @@ class LettaEngine(SearchPacks):
         return self._agents[tenant]
 
     async def _call(self, work: Any) -> Any:
-        """A Letta call; the server or the model service gone is infrastructure (retried)."""
+        """A Letta call. The server unreachable, or its 5xx (how it reports the model service
+        failing under it), is infrastructure: the case is retried. A 4xx is Letta refusing
+        memeval's request: the engine's own failure, scored."""
         from letta_client.core.api_error import ApiError
 
         try:
@@ -200,7 +202,7 @@ class LettaEngine(SearchPacks):
         except httpx.TransportError as exc:
             raise EngineUnavailable(f"letta: the server is unreachable: {exc}") from exc
         except ApiError as exc:
-            if exc.status_code is not None and exc.status_code >= 500 and self._server:
+            if exc.status_code is not None and exc.status_code >= 500:
                 detail = str(exc.body)[:300]
                 raise EngineUnavailable(f"letta: server error {exc.status_code}: {detail}") from exc
             raise
