@@ -75,7 +75,7 @@ class LettaSettings(ModelSettings):
         "default: this one.",
     )
     start_timeout: float = Field(
-        default=180.0, gt=0, description="Seconds the server may take to start."
+        default=300.0, gt=0, description="Seconds the server may take to start."
     )
 
 
