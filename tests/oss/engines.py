@@ -21,8 +21,8 @@ COGNEE = pytest.param(
         "without memeval[graphiti] (cognee's wheel overwrites the kuzu package)",
     ),
 )
-# Letta's server pins packages [test] needs newer (mcp 1.x, OpenTelemetry 1.30): it runs from
-# an environment of its own, named by LETTA_ENGINE_SERVER_PYTHON, or from this one.
+# Letta 0.11.7's server needs mcp 1.x where [test] has mcp 2: it runs from an environment of
+# its own, named by LETTA_ENGINE_SERVER_PYTHON, or from this one when it holds `letta`.
 LETTA_READY = importlib.util.find_spec("letta_client") is not None and (
     importlib.util.find_spec("letta") is not None or "LETTA_ENGINE_SERVER_PYTHON" in os.environ
 )
