@@ -42,6 +42,7 @@ BUILTIN: dict[str, str] = {
     "supermemory": "memeval.engines.adapters.supermemory:SupermemoryEngine",
     "langmem": "memeval.engines.adapters.langmem_engine:LangMemEngine",
     "cognee": "memeval.engines.adapters.cognee_engine:CogneeEngine",
+    "letta": "memeval.engines.adapters.letta_engine:LettaEngine",
 }
 
 # In-process engines over an optional library: the module each imports, and the extra that
@@ -51,6 +52,7 @@ LIBRARIES: dict[str, tuple[str, str]] = {
     "graphiti": ("graphiti_core", "graphiti"),
     "langmem": ("langmem", "langmem"),
     "cognee": ("cognee", "cognee"),
+    "letta": ("letta_client", "letta"),
 }
 
 

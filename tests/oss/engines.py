@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import pytest
 
@@ -20,8 +21,23 @@ COGNEE = pytest.param(
         "without memeval[graphiti] (cognee's wheel overwrites the kuzu package)",
     ),
 )
-# Engines of issue 26; LangMem's store lives in the process, cognee's in a folder.
-NEXT = ("langmem", COGNEE)
+# Letta 0.11.7's server needs mcp 1.x where [test] has mcp 2: it runs from an environment of
+# its own, named by LETTA_ENGINE_SERVER_PYTHON, or from this one when it holds `letta`.
+LETTA_READY = importlib.util.find_spec("letta_client") is not None and (
+    importlib.util.find_spec("letta") is not None or "LETTA_ENGINE_SERVER_PYTHON" in os.environ
+)
+LETTA = pytest.param(
+    "letta",
+    marks=pytest.mark.skipif(
+        not LETTA_READY,
+        reason="Letta is not installed: pip install 'memeval[letta]' (letta-client and the "
+        "letta 0.11.7 server), or letta-client here and LETTA_ENGINE_SERVER_PYTHON naming "
+        "the Python of an environment with 'letta[server,sqlite]==0.11.7'",
+    ),
+)
+# Engines of issue 26; LangMem's store lives in the process, cognee's in a folder, Letta's in
+# its server's folder.
+NEXT = ("langmem", COGNEE, LETTA)
 
 
 def engine_at(name: str, model_url: str, store_dir: str) -> Engine:

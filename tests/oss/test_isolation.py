@@ -66,7 +66,8 @@ def test_memeval_conformance_passes_the_served_engine(name, model_url, tmp_path)
     token = secrets.token_hex(8)
     engine = engine_at(name, model_url, str(tmp_path))
     with running(create_app(engine, SecretStr(token))) as url:
-        checks = asyncio.run(check(url, SecretStr(token), timeout=60))
+        # 240 s: Letta's server starts on the engine's first call, tens of seconds here.
+        checks = asyncio.run(check(url, SecretStr(token), timeout=240))
     verdicts = {c.name: c.verdict for c in checks}
     assert Verdict.failed not in verdicts.values(), [c for c in checks if c.verdict != "pass"]
     for name_ in ("fixture tenants kept apart", "lifecycle tenants kept apart"):

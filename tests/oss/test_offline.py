@@ -16,7 +16,7 @@ import pytest
 from memeval.engines import registry
 from memeval.engines.base import EngineUnavailable
 from memeval.engines.types import Assertion
-from tests.oss.engines import ENGINES, NEXT, engine_at
+from tests.oss.engines import ENGINES, LETTA, NEXT, engine_at
 
 PROBE = Path(__file__).with_name("offline_probe.py")
 LOCAL = ("'127.0.0.1'", "('127.0.0.1',", "'localhost'")
@@ -116,3 +116,88 @@ def test_a_missing_library_is_named_with_its_exact_extra(cli, tmp_path):
     run = cli("run", "--engine", "mem0-oss", "--in-process", env=env)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert "pip install 'memeval[mem0]'" in run.stderr
+
+
+# Loaded by every Python started with this folder on PYTHONPATH, Letta's server included (its
+# environment is built by the engine, but keeps PYTHONPATH): each process records its socket
+# connects and name lookups in a file of its own beside this hook.
+SOCKET_HOOK = """
+import json, os, sys
+from pathlib import Path
+
+_log = Path(__file__).with_name(f"sockets-{os.getpid()}.jsonl")
+
+def _hook(event, args):
+    if event == "socket.connect":
+        seen = f"connect {args[1]!r}"
+    elif event == "socket.getaddrinfo":
+        seen = f"lookup {args[0]!r}"
+    else:
+        return
+    with _log.open("a") as out:
+        out.write(json.dumps([sys.argv[:2], seen]) + "\\n")
+
+sys.addaudithook(_hook)
+"""
+
+
+@pytest.mark.parametrize("name", [LETTA])
+def test_letta_server_child_connects_nowhere_but_127_0_0_1(name, model_url, tmp_path):
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(SOCKET_HOOK)
+    env = {k: v for k, v in os.environ.items() if "TELEMETRY" not in k}
+    env["PYTHONPATH"] = str(hooks)
+    store = tmp_path / "store"
+    done = subprocess.run(
+        [sys.executable, str(PROBE), f"{name}?url={model_url}&store_dir={store}"],
+        capture_output=True,
+        text=True,
+        timeout=400,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    probe_pid = None
+    records: dict[int, list[str]] = {}
+    for log in hooks.glob("sockets-*.jsonl"):
+        pid = int(log.stem.removeprefix("sockets-"))
+        lines = [json.loads(line) for line in log.read_text().splitlines()]
+        if any(str(PROBE) in argv for argv, _ in lines):
+            probe_pid = pid
+        records[pid] = [seen for _, seen in lines]
+    server = {pid: seen for pid, seen in records.items() if pid != probe_pid}
+    # The server process was started, was seen calling the model service, and called only it.
+    assert server and any(s.startswith("connect") for seen in server.values() for s in seen)
+    outside = [s for seen in records.values() for s in seen if not any(m in s for m in LOCAL)]
+    assert outside == []
+    assert not list(store.iterdir())  # its private folder is gone once the engine closed
+
+
+def test_letta_is_listed_with_its_server_and_settings(cli):
+    listed = {row["name"]: row for row in json.loads(cli("engines", "--json").stdout)}
+    letta = listed["letta"]
+    assert letta["capabilities"] == ["lifecycle", "store"]
+    assert letta["verified_against"].startswith("letta 0.11.7 server on SQLite")
+    envs = {s["env"] for s in letta["settings"]}
+    assert {"LETTA_ENGINE_URL", "LETTA_ENGINE_SERVER_PYTHON", "LETTA_ENGINE_API_KEY"} <= envs
+    assert {"url", "server_python", "store_dir"} <= {s["option"] for s in letta["settings"]}
+
+
+def test_letta_without_its_client_names_the_extra(cli, tmp_path):
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['letta_client'] = None\n")
+    env = {"PYTHONPATH": str(tmp_path), "COLUMNS": "250"}
+    listed = {r["name"]: r for r in json.loads(cli("engines", "--json", env=env).stdout)}
+    assert listed["letta"]["error"] == (
+        "needs the `letta_client` package: pip install 'memeval[letta]'"
+    )
+    run = cli("run", "--engine", "letta", "--in-process", env=env)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "pip install 'memeval[letta]'" in run.stderr
+
+
+def test_letta_with_a_server_python_that_is_not_there_stops_the_run_with_one_line(cli, tmp_path):
+    missing = tmp_path / "no-such-env" / "bin" / "python"
+    run = cli("run", "--engine", f"letta?server_python={missing}", "--in-process")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "LETTA_ENGINE_SERVER_PYTHON" in run.stderr and str(missing) in run.stderr

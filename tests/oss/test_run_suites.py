@@ -21,7 +21,7 @@ import pytest
 
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Dimension
-from tests.oss.engines import COGNEE
+from tests.oss.engines import COGNEE, LETTA
 
 ROOT = Path(__file__).resolve().parents[2]
 # Documents and turns written, then asked and resumed from (ingest, post_turn, pre_turn,
@@ -116,7 +116,11 @@ def test_graphiti_runs_a_fixture_of_every_dimension_and_one_scenario(served, tmp
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize(
     ("engine", "env_var"),
-    [("langmem", "LANGMEM_URL"), pytest.param("cognee", "COGNEE_ENGINE_URL", marks=COGNEE.marks)],
+    [
+        ("langmem", "LANGMEM_URL"),
+        pytest.param("cognee", "COGNEE_ENGINE_URL", marks=COGNEE.marks),
+        pytest.param("letta", "LETTA_ENGINE_URL", marks=LETTA.marks),
+    ],
 )
 def test_runs_the_temporal_dimension_and_one_scenario(engine, env_var, served, tmp_path):
     temporal = [f.id for f in resolve("dimensions").fixtures if f.dimension is Dimension.temporal]

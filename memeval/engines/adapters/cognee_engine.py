@@ -22,8 +22,6 @@ turns on one lock: cognee's pipelines lock per dataset, but its SQLite store is 
 from __future__ import annotations
 
 import asyncio
-import gzip
-import hashlib
 import importlib.util
 import os
 import shutil
@@ -36,6 +34,7 @@ from pydantic_settings import SettingsConfigDict
 
 from memeval.engines import idempotency
 from memeval.engines.adapters.library import Ledger, model_service_down
+from memeval.engines.adapters.tiktoken_offline import tiktoken_cache
 from memeval.engines.types import Assertion, Capability, Hit, MemoryItem, QueryResult, Turn
 from memeval.errors import UsageError
 from memeval.models import NOTE
@@ -49,8 +48,6 @@ from memeval.models.local import (
 )
 
 PACK_K = 12
-ENCODINGS = ("cl100k_base", "o200k_base")
-TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 _open_engine: CogneeEngine | None = None
 
 
@@ -64,19 +61,6 @@ def _version() -> str:
         return metadata.version("cognee")
     except metadata.PackageNotFoundError:
         return "not installed"
-
-
-def tiktoken_cache(folder: Path) -> Path:
-    """tiktoken's cache (a file per encoding, named by the SHA-1 of its URL) from the
-    encodings `bpe-openai` ships, so tiktoken never downloads them."""
-    import bpe_openai
-
-    data = Path(bpe_openai.__file__).parent / "data"
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in ENCODINGS:
-        key = hashlib.sha1(TIKTOKEN_URL.format(name).encode()).hexdigest()
-        (folder / key).write_bytes(gzip.decompress((data / f"{name}.tiktoken.gz").read_bytes()))
-    return folder
 
 
 def _offline_environment(folder: Path) -> None:
