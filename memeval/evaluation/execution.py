@@ -13,8 +13,14 @@ from celery import Celery
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
-from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable
-from memeval.errors import MemevalError
+from memeval.engines.base import Engine
+from memeval.errors import (
+    BrokerGone,
+    CreditsExhausted,
+    EngineUnavailable,
+    MemevalError,
+    RefusedStop,
+)
 from memeval.evaluation.models import shared_in_process
 from memeval.evaluation.outcome import RunEnd, Stop, credits_out
 from memeval.evaluation.outputs import Outputs
@@ -24,11 +30,9 @@ from memeval.llm.answer import PaidCalls
 from memeval.llm.shared import OpenShared
 from memeval.plan import CaseRef, RunPlan
 from memeval.results import CaseResult
-from memeval.runner.refusals import RefusedStop
 from memeval.store import RunStatus, Store
 from memeval.summary import case_line
 from memeval_farm.aggregate import finalize
-from memeval_farm.broker import BrokerGone
 from memeval_farm.dispatch import dispatch
 from memeval_farm.embedded import Pool
 from memeval_farm.farm import connect, preflight_fleet, run_on_farm

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.llm.errors import classify
+from memeval.llm.failures import classify
 from memeval.llm.spec import LlmSpec
 from memeval.report.write import Format, render_as
 from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult, RunReport

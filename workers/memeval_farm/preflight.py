@@ -27,8 +27,13 @@ from celery.worker.control import control_command
 from pydantic import BaseModel, ValidationError
 
 from memeval.engines import registry
-from memeval.engines.base import CreditsExhausted, EngineUnavailable
-from memeval.errors import CreditsOut, MemevalError, UsageError
+from memeval.errors import (
+    CreditsExhausted,
+    EngineUnavailable,
+    MemevalError,
+    UsageError,
+    WorkerRefused,
+)
 from memeval.store import Store, open_store
 from memeval_farm.broker import BROKER_FAULTS
 
@@ -67,13 +72,13 @@ def engine_problem(name: str) -> MemevalError | None:
     """What stops engine `name` from running any case, as the error to print, or None."""
     try:
         asyncio.run(_preflight(name))
-    except MemevalError as exc:
-        return exc
-    except CreditsExhausted as exc:
-        return CreditsOut(
+    except CreditsExhausted as exc:  # before its base: the vendor's words need the engine's
+        return CreditsExhausted(
             f"engine `{name}` has no credit left: {exc}",
             fix="top up the engine's account (or use another key), then run again",
         )
+    except MemevalError as exc:
+        return exc
     except EngineUnavailable as exc:
         return UsageError(
             f"engine `{name}` cannot be reached: {exc}",
@@ -125,18 +130,12 @@ def verdict(run_id: str, engine: str) -> Verdict:
     return answer
 
 
-@control_command(args=[("run_id", str), ("engine", str)], signature="<run_id> <engine>")
+@control_command(  # type: ignore[untyped-decorator]  # celery ships no type hints
+    args=[("run_id", str), ("engine", str)], signature="<run_id> <engine>"
+)
 def memeval_preflight(_state: Any, run_id: str, engine: str) -> dict[str, Any]:
     """Answered by each worker's main process, with that worker's environment and store."""
     return verdict(run_id, engine).model_dump()
-
-
-class WorkerRefused(MemevalError):
-    """A worker's verdict, with the exit code the worker chose for it."""
-
-    def __init__(self, message: str, *, fix: str, exit_code: int) -> None:
-        super().__init__(message, fix=fix)
-        self.exit_code = exit_code
 
 
 def check_fleet(
