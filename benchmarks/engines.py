@@ -115,7 +115,13 @@ class NoopEngine(Engine):
         return self._write(tenant, f"turn-{len(self._writes.get(tenant, ()))}")
 
     async def start_session(
-        self, tenant: str, agent: str, thread: str | None, focus: str | None, at: datetime
+        self,
+        tenant: str,
+        agent: str,
+        thread: str | None,
+        focus: str | None,
+        at: datetime,
+        question: str | None = None,
     ) -> Pack:
         await self.call()
         return _EMPTY
@@ -126,7 +132,9 @@ class NoopEngine(Engine):
         await self.call()
         return _EMPTY
 
-    async def compile_context(self, tenant: str, agent: str, heading: str, at: datetime) -> Pack:
+    async def compile_context(
+        self, tenant: str, agent: str, heading: str, at: datetime, question: str | None = None
+    ) -> Pack:
         await self.call()
         return _EMPTY
 

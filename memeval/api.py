@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from rich.console import Console
 
 from memeval.engines.base import Engine
-from memeval.errors import UsageError
+from memeval.errors import UnknownRun, UsageError
 from memeval.evaluation.engines import EngineArg, choose_engine
 from memeval.evaluation.execution import Execution, Executor, InProcess, execute
 from memeval.evaluation.models import ModelOptions
@@ -42,7 +42,7 @@ from memeval.report.source import load_report
 from memeval.report.stats import RESAMPLES
 from memeval.report.stored import fold
 from memeval.results import RunReport
-from memeval.store import Store, UnknownRun, open_store
+from memeval.store import Store, open_store
 
 __all__ = ["ModelOptions", "compare", "evaluate", "load_run", "resume"]
 

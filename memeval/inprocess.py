@@ -13,8 +13,9 @@ import logging
 from datetime import UTC, datetime
 from typing import Protocol
 
-from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable
+from memeval.engines.base import Engine
 from memeval.engines.registry import create
+from memeval.errors import CreditsExhausted, EngineUnavailable
 from memeval.evaluation.planning import RunPlan
 from memeval.llm.answer import PaidCalls, answerer_for
 from memeval.llm.shared import OpenShared

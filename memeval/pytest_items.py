@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from memeval.engines.base import CreditsExhausted, EngineUnavailable
-from memeval.errors import MemevalError
+from memeval.errors import CreditsExhausted, EngineUnavailable, MemevalError
 from memeval.report.gate import below_threshold
 from memeval.report.tables import Miss, misses
 from memeval.results import CaseResult, CaseStatus
@@ -63,10 +62,10 @@ class MemevalItem(pytest.Item):
         engine = self.state.engine_name
         try:
             result = self.state.result(case)
+        except (EngineUnavailable, CreditsExhausted) as exc:  # before `CreditsExhausted`'s base
+            why = f"{type(exc).__name__}: {exc}"
         except MemevalError as exc:
             why = exc.render()
-        except (EngineUnavailable, CreditsExhausted) as exc:
-            why = f"{type(exc).__name__}: {exc}"
         else:
             if result.status is CaseStatus.done:
                 return result

@@ -20,7 +20,7 @@ from memeval.engines.registry import create, parse_ref
 from memeval.errors import MemevalError
 from memeval.evaluation.planning import new_run_id, select
 from memeval.pytest_items import CaseItem, MemevalSuite
-from memeval.report.markdown import pct
+from memeval.report.numbers import pct
 from memeval.results import CaseResult, RunReport
 from memeval.runner import run_case
 from memeval.suites.catalog import resolve

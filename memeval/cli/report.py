@@ -10,12 +10,12 @@ import typer
 from rich.console import Console
 
 from memeval.cli.summary import print_compare
-from memeval.errors import UsageError
+from memeval.errors import GateFailed, UsageError
 from memeval.evaluation.paths import check_output
 from memeval.llm.sweep import sweep_runs
 from memeval.report.compare import GroupBy, Verdict, compare
 from memeval.report.compare_markdown import render_compare
-from memeval.report.gate import EXIT_REGRESSION, GateFailed
+from memeval.report.gate import EXIT_REGRESSION
 from memeval.report.html import render_compare_html
 from memeval.report.intervals import run_intervals
 from memeval.report.source import load_report

@@ -29,7 +29,7 @@ from memeval.evaluation.store import usable_store
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import check_model_options, parse_models
 from memeval.llm.sweep import Profile, SweepConfig, SweepReport, parse_profile
-from memeval.report.markdown import pct
+from memeval.report.numbers import pct
 from memeval.results import CaseStatus
 from memeval.secrets import redact_model
 from memeval.suites.catalog import resolve

@@ -1,13 +1,14 @@
 """Engines: the contract every memory system is measured through, and the ones memeval ships.
 
 This is an engine author's front door: subclass `Engine`, list what it can do in
-`capabilities`, and raise the errors below for what is not a memory failure. Everything here is
+`capabilities`, and raise the errors below for what is not a memory failure (their tree, and
+what the runner does with each, is in `memeval.errors`). Everything here is
 re-exported from the modules that define it, so `from memeval.engines import Engine` stays the
 one import an author needs while the modules stay free to move.
 """
 
 from memeval.clock import now
-from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable, Unsupported
+from memeval.engines.base import Engine
 from memeval.engines.types import (
     Assertion,
     Belief,
@@ -25,6 +26,7 @@ from memeval.engines.types import (
     TurnContext,
     Usage,
 )
+from memeval.errors import CreditsExhausted, EngineRefused, EngineUnavailable, Unsupported
 
 __all__ = [
     "Assertion",
@@ -35,6 +37,7 @@ __all__ = [
     "CreditsExhausted",
     "Derived",
     "Engine",
+    "EngineRefused",
     "EngineUnavailable",
     "Hit",
     "HitSpan",

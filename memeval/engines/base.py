@@ -7,9 +7,11 @@ rather than as a wrong answer.
 
 from __future__ import annotations
 
-import inspect
+import warnings
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from inspect import Parameter, signature
+from typing import Any
 
 from memeval.engines import idempotency
 from memeval.engines.types import (
@@ -25,14 +27,10 @@ from memeval.engines.types import (
     TurnContext,
     Usage,
 )
+from memeval.errors import Unsupported
 
-
-class Unsupported(Exception):
-    """The engine lacks the capability a call needs."""
-
-    def __init__(self, capability: Capability) -> None:
-        super().__init__(f"engine does not support `{capability}`")
-        self.capability = capability
+ASKED = ("start_session", "compile_context")
+"""The calls that gained `question` after engines were written against them."""
 
 
 class Engine:
@@ -43,6 +41,24 @@ class Engine:
     verified_against: str = "memeval's own tests"
     """What this engine's wire was proven against (a vendor SDK and version, or "published
     docs only"), shown by `memeval engines` so a user knows how far to trust an adapter."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every caller passes `question=` to every engine, so an override written before it
+        joined `start_session`/`compile_context` is adapted here, once per class: wrapped to
+        accept and drop it, with a `DeprecationWarning` asking its author to add it."""
+        super().__init_subclass__(**kwargs)
+        for name in ASKED:
+            method = cls.__dict__.get(name)
+            if method is None or _takes_question(method):
+                continue
+            warnings.warn(
+                f"{cls.__module__}.{cls.__qualname__}.{name} does not accept "
+                "`question: str | None = None`; memeval drops the question for it, and will "
+                "stop doing so in a later release: add the parameter",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            setattr(cls, name, _without_question(method))
 
     def supports(self, capability: Capability) -> bool:
         return capability in self.capabilities
@@ -111,8 +127,8 @@ class Engine:
         question: str | None = None,
     ) -> Pack:
         """A pack for a session that starts (or resumes `thread`); no thread nor focus = cold.
-        `question`, when given, is what the user asks first (the runner passes it only to
-        overrides that accept it, so engines written before it still run)."""
+        `question`, when given, is what the user asks first: every caller passes it, so an
+        engine that has no use for it still accepts it (and may ignore it)."""
         raise Unsupported(Capability.lifecycle)
 
     async def recall_for_compaction(
@@ -153,52 +169,18 @@ class Engine:
         raise Unsupported(Capability.usage)
 
 
-def takes_question(method: Callable[..., Awaitable[Pack]]) -> bool:
-    """Whether a `start_session`/`compile_context` override accepts `question`: engines
-    written before it existed keep their old signature, and callers leave it out for them."""
+def _takes_question(method: Callable[..., Awaitable[Pack]]) -> bool:
     try:
-        return "question" in inspect.signature(method).parameters
-    except (TypeError, ValueError):
+        params = signature(method).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: assume the old one
         return False
+    return any(p.name == "question" or p.kind is Parameter.VAR_KEYWORD for p in params)
 
 
-class EngineUnavailable(Exception):
-    """The engine could not be reached or broke down: infrastructure, so the case is retried.
+def _without_question(method: Callable[..., Awaitable[Pack]]) -> Callable[..., Awaitable[Pack]]:
+    async def dropping(self: Engine, *args: Any, question: str | None = None, **kw: Any) -> Pack:
+        return await method(self, *args, **kw)
 
-    Anything else an engine raises is a memory failure and is scored, not retried.
-    """
-
-
-class EngineRefused(Exception):
-    """The engine answered, but not with anything memeval can score: a 4xx other than a
-    documented "not found", or a reply that does not parse.
-
-    Not a memory failure (a refused recall says nothing about what the engine remembers), so
-    never scored; not transient either (the same call would be refused again), so not retried.
-    The case is an error naming engine, route, status and the vendor's code, and the same
-    refusal on a run's first cases stops the run (`memeval.runner.refusals`)."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        engine: str = "",
-        route: str = "",
-        status: int | None = None,
-        code: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.engine, self.route, self.status, self.code = engine, route, status, code
-
-    @property
-    def signature(self) -> str:
-        """What makes two refusals "the same": the engine, the method, the status and the
-        vendor's code (not the path, which may name the tenant)."""
-        method = self.route.split(" ", 1)[0] if self.route else "reply"
-        parts = [self.engine, method, str(self.status or "unparsed"), self.code or ""]
-        return " ".join(p for p in parts if p)
-
-
-class CreditsExhausted(Exception):
-    """The engine's account has run out of credit (HTTP 402): no later case can succeed, so
-    the run stops as "credits exhausted" instead of scoring every remaining case an error."""
+    dropping.__name__, dropping.__qualname__ = method.__name__, method.__qualname__
+    dropping.__doc__ = method.__doc__
+    return dropping

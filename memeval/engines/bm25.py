@@ -198,6 +198,7 @@ class BM25Engine(Engine):
         thread: str | None,
         focus: str | None,
         at: datetime,
+        question: str | None = None,
     ) -> Pack:
         return self._pack(tenant, "Session start", focus or "", set())
 

@@ -112,6 +112,7 @@ class NaiveEngine(Engine):
         thread: str | None,
         focus: str | None,
         at: datetime,
+        question: str | None = None,
     ) -> Pack:
         return self._pack(tenant, "Session start", focus or "")
 

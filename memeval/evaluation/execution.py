@@ -15,8 +15,8 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
-from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable
-from memeval.errors import MemevalError
+from memeval.engines.base import Engine
+from memeval.errors import CreditsExhausted, EngineUnavailable, MemevalError, RefusedStop
 from memeval.evaluation.finalize import finalize
 from memeval.evaluation.outcome import RunEnd, RunStopped, Stop, credits_out
 from memeval.evaluation.outputs import Outputs
@@ -25,7 +25,6 @@ from memeval.inprocess import run_plan
 from memeval.llm.answer import PaidCalls
 from memeval.llm.shared import OpenShared
 from memeval.results import CaseResult
-from memeval.runner.refusals import RefusedStop
 from memeval.store import RunStatus, Store
 from memeval.summary import case_line
 

@@ -10,7 +10,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from memeval.errors import CreditsOut, MemevalError
+from memeval.errors import CreditsExhausted, MemevalError
 from memeval.evaluation.jobs import CaseJob
 from memeval.llm.estimate import skipped_calls
 from memeval.results import CaseStatus, RunReport
@@ -53,16 +53,16 @@ class RunEnd(BaseModel):
     unwritten: bool = False  # stopped while the reports were written: some may be missing
 
 
-def credits_out(reason: str, run_id: str, skipped: int | None = None) -> CreditsOut:
+def credits_out(reason: str, run_id: str, skipped: int | None = None) -> CreditsExhausted:
     """The run stopped because the engine cannot be paid: one message, its own exit code."""
     count = "" if skipped is None else f"; {plural(skipped, 'case')} skipped"
-    return CreditsOut(
+    return CreditsExhausted(
         f"credits exhausted: {reason}{count}",
         fix=f"top up the engine's account, then `memeval run --resume {run_id}`",
     )
 
 
-def credits_stop(report: RunReport) -> CreditsOut | None:
+def credits_stop(report: RunReport) -> CreditsExhausted | None:
     """Cases the farm's workers skipped once the engine's credits ran out."""
     stopped = [c for c in report.cases if c.status is CaseStatus.skipped_credits]
     if not stopped:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 
 from memeval.engines import registry
-from memeval.engines.base import CreditsExhausted, EngineUnavailable
-from memeval.errors import CreditsOut, MemevalError, UsageError
+from memeval.errors import CreditsExhausted, EngineUnavailable, MemevalError, UsageError
 
 ENGINE_TIMEOUT_S = 10.0
 
@@ -31,13 +30,13 @@ def engine_problem(name: str) -> MemevalError | None:
     """What stops engine `name` from running any case, as the error to print, or None."""
     try:
         asyncio.run(_preflight(name))
-    except MemevalError as exc:
-        return exc
-    except CreditsExhausted as exc:
-        return CreditsOut(
+    except CreditsExhausted as exc:  # before its base: the vendor's words need the engine's
+        return CreditsExhausted(
             f"engine `{name}` has no credit left: {exc}",
             fix="top up the engine's account (or use another key), then run again",
         )
+    except MemevalError as exc:
+        return exc
     except EngineUnavailable as exc:
         return UsageError(
             f"engine `{name}` cannot be reached: {exc}",

@@ -30,16 +30,16 @@ from decimal import Decimal
 from pydantic import BaseModel
 
 from memeval.engines.pack import CHARS_PER_TOKEN
-from memeval.errors import UsageError
-from memeval.llm.client import Completion, LlmClient
-from memeval.llm.errors import (
-    CreditsExhausted,
+from memeval.errors import (
     LlmError,
     MaybeBilled,
+    ModelCreditsExhausted,
     RateLimited,
     Rejected,
     Transient,
+    UsageError,
 )
+from memeval.llm.client import Completion, LlmClient
 from memeval.llm.estimate import PlannedAnswer
 from memeval.llm.judge import JUDGE_PROMPT_VERSION, PROMPTS_SHA256, judge_messages
 from memeval.llm.prompt import PROMPT_VERSION, messages
@@ -201,7 +201,7 @@ class Answerer:
                     await self.limiter.acquire(self.rate, self.spec.model)
                 sending = True
                 completion = await self.client.chat(self.spec.model, chat, max_tokens=max_tokens)
-            except CreditsExhausted as exc:
+            except ModelCreditsExhausted as exc:
                 await self._release(hold)
                 await self._stop_paying(exc.message)
                 return AnswerResult(skipped_budget=True, error=exc.message)

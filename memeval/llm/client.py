@@ -14,14 +14,8 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, SecretStr
 
-from memeval.llm.errors import (
-    KEY_VARS,
-    AuthError,
-    MaybeBilled,
-    Rejected,
-    Unreachable,
-    classify,
-)
+from memeval.errors import MaybeBilled, Rejected, Unreachable
+from memeval.llm.failures import KEY_VARS, auth_error, classify
 from memeval.text import mended
 
 OPENROUTER = "https://openrouter.ai/api/v1"
@@ -98,7 +92,7 @@ class LlmClient:
         key, self.env_var = read_key()
         self.base_url = (base_url or default_base_url()).rstrip("/")
         if key is None and require_key and is_openrouter(self.base_url):
-            raise AuthError("no key for OpenRouter", env_var=self.env_var)
+            raise auth_error("no key for OpenRouter", self.env_var)
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
             auth=_Bearer(key) if key is not None else None,

@@ -16,9 +16,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from memeval.errors import UsageError
+from memeval.errors import LlmError, UsageError
 from memeval.llm.client import LlmClient, ModelPrice
-from memeval.llm.errors import LlmError
 
 CACHE_MAX_AGE_S = 24 * 3600
 MILLION = Decimal(1_000_000)

@@ -11,7 +11,7 @@ import os
 import httpx
 from pydantic import BaseModel
 
-from memeval.errors import UsageError
+from memeval.errors import Unreachable, UsageError
 from memeval.llm.client import (
     BASE_URL_VAR,
     DEFAULT_TIMEOUT_S,
@@ -19,7 +19,6 @@ from memeval.llm.client import (
     LlmClient,
     default_base_url,
 )
-from memeval.llm.errors import Unreachable
 from memeval.llm.pricing import Price, parse_price, resolve_prices
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.rates import parse_rates

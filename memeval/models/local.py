@@ -21,9 +21,9 @@ from pydantic import Field, SecretStr
 from memeval.embeddings.weights import DIMENSIONS
 from memeval.engines.adapters.packs import pack_of
 from memeval.engines.adapters.settings import EngineSettings
-from memeval.engines.base import Engine, EngineUnavailable
+from memeval.engines.base import Engine
 from memeval.engines.types import Pack, Turn, TurnContext
-from memeval.errors import UsageError
+from memeval.errors import EngineUnavailable, UsageError
 from memeval.models import CHAT_MODEL, EMBED_MODEL
 
 DEFAULT_URL = "http://127.0.0.1:8765/v1"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 EPOCH = "1970-01-01T00:00:00Z"
 _OBJECT_START = re.compile(r"\{\s*\"")
@@ -139,7 +139,7 @@ def example_shape(prompt: str) -> dict[str, Any] | None:
     return None
 
 
-def _is_object_schema(value: Any) -> bool:
+def _is_object_schema(value: Any) -> TypeGuard[dict[str, Any]]:
     return (
         isinstance(value, dict)
         and value.get("type") == "object"

@@ -11,7 +11,7 @@ When both gates fail the exit code is 4, and the message names both.
 
 from __future__ import annotations
 
-from memeval.errors import MemevalError
+from memeval.errors import GateFailed
 from memeval.report.compare import Comparison, GroupBy, Verdict, compare
 from memeval.report.numbers import pct
 from memeval.report.stats import RESAMPLES
@@ -19,12 +19,6 @@ from memeval.results import RunReport
 
 EXIT_BELOW_THRESHOLD = 3
 EXIT_REGRESSION = 4
-
-
-class GateFailed(MemevalError):
-    def __init__(self, message: str, *, exit_code: int, fix: str = "") -> None:
-        super().__init__(message, fix=fix)
-        self.exit_code = exit_code
 
 
 def below_threshold(

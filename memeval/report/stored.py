@@ -6,8 +6,9 @@ The store is the source of truth, never a chord's arguments, so every report of 
 
 from __future__ import annotations
 
+from memeval.errors import UnknownRun
 from memeval.results import ModelUsed, RunReport
-from memeval.store import CaseKey, RunRecord, Store, UnknownRun
+from memeval.store import CaseKey, RunRecord, Store
 from memeval.summary import build_report
 
 

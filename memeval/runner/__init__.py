@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 from memeval import clock
 from memeval.engines.attempts import counting
-from memeval.engines.base import Engine, EngineRefused, EngineUnavailable, Unsupported
+from memeval.engines.base import Engine
 from memeval.engines.types import Capability, Usage
+from memeval.errors import EngineRefused, EngineUnavailable, Unsupported
 from memeval.llm.estimate import planned_answers
 from memeval.results import CaseResult, CaseStatus, UsageWindow
 from memeval.runner.answers import finish_answers

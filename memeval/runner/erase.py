@@ -16,8 +16,9 @@ from time import monotonic
 
 from pydantic import BaseModel
 
-from memeval.engines.base import CreditsExhausted, Engine, EngineUnavailable, Unsupported
+from memeval.engines.base import Engine
 from memeval.engines.types import Turn, TurnContext
+from memeval.errors import CreditsExhausted, EngineUnavailable, Unsupported
 from memeval.results import CheckStatus, EraseCheck
 from memeval.runner.context import CaseContext
 from memeval.scoring.pack import contains

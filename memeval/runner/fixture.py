@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from memeval.engines.base import (
-    CreditsExhausted,
-    Engine,
-    EngineRefused,
-    EngineUnavailable,
-    Unsupported,
-)
+from memeval.engines.base import Engine
 from memeval.engines.types import Capability, ConflictReport, QueryResult
+from memeval.errors import CreditsExhausted, EngineRefused, EngineUnavailable, Unsupported
 from memeval.llm.grading import hits_pack
 from memeval.results import CheckResult, CheckStatus, QueryLog
 from memeval.runner.answers import answer_query

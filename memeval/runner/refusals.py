@@ -11,8 +11,7 @@ a refusal disarms the rule: the engine works, and a later refusal is that case's
 
 from __future__ import annotations
 
-from memeval.engines.base import EngineRefused
-from memeval.errors import UsageError
+from memeval.errors import EngineRefused, RefusedStop
 from memeval.results import CaseResult, CaseStatus
 
 REFUSED = "refused: "
@@ -34,10 +33,6 @@ def signature(result: CaseResult) -> str | None:
 
 STOPPED = "the engine refused the run's first cases alike"
 NOT_RUN = f"not run: {STOPPED}"
-
-
-class RefusedStop(UsageError):
-    """The run stopped on its first cases' refusal: a setting to change, exit 2."""
 
 
 def stop_error(engine: str, count: int, example: str) -> RefusedStop:

@@ -8,16 +8,10 @@ from time import monotonic, perf_counter
 from typing import Any
 
 from memeval.agent import ScriptedAgent, thread_turns
-from memeval.engines.base import (
-    CreditsExhausted,
-    Engine,
-    EngineRefused,
-    EngineUnavailable,
-    Unsupported,
-    takes_question,
-)
+from memeval.engines.base import Engine
 from memeval.engines.oracle import OracleEngine
 from memeval.engines.types import Capability, MemoryItem, Pack, Turn, TurnContext
+from memeval.errors import CreditsExhausted, EngineRefused, EngineUnavailable, Unsupported
 from memeval.results import CaseStatus, CheckStatus, Phase, ProbeResult
 from memeval.runner.answers import answer_probe
 from memeval.runner.context import CaseContext
@@ -262,7 +256,6 @@ async def _ask(
         engine.reveal(tenant, [*evidence, *lines])  # documents' and learnings' ids are their own
     question = Turn(role="user", text=probe.question, at=at, id=_question_id(probe))
     thread = next((t for t in scenario.threads if t.id == probe.thread), None)
-    asked: dict[str, str] = {"question": probe.question}
     match probe.via:
         case Via.ask:
             turn_ctx = TurnContext(
@@ -273,10 +266,11 @@ async def _ask(
             )
             return await watch.time("pre_turn", engine.pre_turn(tenant, turn_ctx))
         case Via.resume:
-            extra = asked if takes_question(engine.start_session) else {}
             return await watch.time(
                 "start_session",
-                engine.start_session(tenant, probe.agent, probe.thread, probe.focus, at, **extra),
+                engine.start_session(
+                    tenant, probe.agent, probe.thread, probe.focus, at, question=probe.question
+                ),
             )
         case Via.compact:
             assert thread is not None and probe.drop is not None
@@ -300,10 +294,11 @@ async def _ask(
             return await watch.time("pre_turn", engine.pre_turn(tenant, turn_ctx))
         case Via.context_doc:
             assert probe.heading is not None
-            extra = asked if takes_question(engine.compile_context) else {}
             return await watch.time(
                 "compile_context",
-                engine.compile_context(tenant, probe.agent, probe.heading, at, **extra),
+                engine.compile_context(
+                    tenant, probe.agent, probe.heading, at, question=probe.question
+                ),
             )
     raise AssertionError(f"unhandled via {probe.via}")
 

@@ -66,7 +66,6 @@ class _Throttled:
             return target
         call = cast(Callable[..., Awaitable[Any]], target)
 
-        @functools.wraps(call)  # keeps the signature: callers inspect it (`takes_question`)
         async def throttled(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
             await self._limiter.acquire(self._rate, self._engine.name)

@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException
 from memeval import clock
 from memeval.engines import idempotency
 from memeval.engines.adapters import protocol as p
-from memeval.engines.base import Engine, EngineUnavailable, Unsupported, takes_question
+from memeval.engines.base import Engine
 from memeval.engines.types import (
     Assertion,
     BeliefReport,
@@ -38,6 +38,7 @@ from memeval.engines.types import (
     TurnContext,
     Usage,
 )
+from memeval.errors import EngineUnavailable, Unsupported
 from memeval.server.gate import BODY_TIMEOUT_S, MAX_BODY_BYTES, Gate, token_matches
 from memeval.server.latency import Latency
 from memeval.server.replays import KeyReused, Replays
@@ -198,9 +199,8 @@ def _lifecycle_routes(router: APIRouter, engine: Engine, replays: Replays) -> No
 
     @router.post(p.TENANT + p.SESSIONS, response_model=Pack, tags=["lifecycle"])
     async def start_session(tenant: Tenant, body: p.SessionRequest) -> Pack:
-        asked = {"question": body.question} if takes_question(engine.start_session) else {}
         return await engine.start_session(
-            tenant, body.agent, body.thread, body.focus, body.at, **asked
+            tenant, body.agent, body.thread, body.focus, body.at, question=body.question
         )
 
     @router.post(p.TENANT + p.COMPACTION, response_model=Pack, tags=["lifecycle"])
@@ -209,8 +209,9 @@ def _lifecycle_routes(router: APIRouter, engine: Engine, replays: Replays) -> No
 
     @router.post(p.TENANT + p.CONTEXT, response_model=Pack, tags=["lifecycle"])
     async def context(tenant: Tenant, body: p.ContextRequest) -> Pack:
-        asked = {"question": body.question} if takes_question(engine.compile_context) else {}
-        return await engine.compile_context(tenant, body.agent, body.heading, body.at, **asked)
+        return await engine.compile_context(
+            tenant, body.agent, body.heading, body.at, question=body.question
+        )
 
     @router.post(p.TENANT + p.BELIEFS_BUILD, response_model=BeliefReport, tags=["lifecycle"])
     async def build_beliefs(tenant: Tenant) -> BeliefReport:

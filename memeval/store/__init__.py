@@ -13,6 +13,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from memeval.errors import UnknownRun
     from memeval.secrets import scrub_secrets
     from memeval.store.models import (
         CaseKey,
@@ -20,15 +21,15 @@ if TYPE_CHECKING:
         RunMatch,
         RunRecord,
         RunStatus,
-        UnknownRun,
     )
     from memeval.store.repo import LATEST, Store, open_store
     from memeval.store.settings import StoreSettings, database_url
 
 _HOMES = {
     "scrub_secrets": "memeval.secrets",
+    "UnknownRun": "memeval.errors",
     **dict.fromkeys(
-        ("CaseKey", "PlannedCase", "RunMatch", "RunRecord", "RunStatus", "UnknownRun"),
+        ("CaseKey", "PlannedCase", "RunMatch", "RunRecord", "RunStatus"),
         "memeval.store.models",
     ),
     **dict.fromkeys(("LATEST", "Store", "open_store"), "memeval.store.repo"),

@@ -8,7 +8,6 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memeval.errors import UsageError
 from memeval.results import CaseStatus
 
 
@@ -112,17 +111,6 @@ class PaidCall(BaseModel):
 class Overbilling(NamedTuple):
     calls: int
     micros: int
-
-
-class UnknownRun(UsageError):
-    """A run id, label or `latest` that names no run in the store, usually a typo."""
-
-    def __init__(self, run_id: str) -> None:
-        super().__init__(
-            f"no run `{run_id}` in the results store",
-            fix="`memeval runs` lists the runs with their ids and labels",
-        )
-        self.run_id = run_id
 
 
 class RunMatch(NamedTuple):

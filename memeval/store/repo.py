@@ -21,7 +21,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col, select
 
-from memeval.errors import UsageError
+from memeval.errors import UnknownRun, UsageError
 from memeval.results import CaseResult, CaseStatus
 from memeval.secrets import redact_model, scrub_secrets
 from memeval.store.convert import case_values, check_values, probe_values, run_record
@@ -37,7 +37,6 @@ from memeval.store.models import (
     RunMatch,
     RunRecord,
     RunStatus,
-    UnknownRun,
 )
 from memeval.store.settings import database_url
 from memeval.store.tables import CaseRow, CheckRow, PaidCallRow, ProbeRow, RunRow, utcnow

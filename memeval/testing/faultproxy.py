@@ -216,7 +216,7 @@ class FaultProxy:
         reply = await self._client.request(
             request.method,
             request.url.path,
-            params=request.query_params.multi_items(),
+            params=tuple(request.query_params.multi_items()),
             content=body,
             headers=headers,
         )
@@ -281,7 +281,7 @@ def _cut_emoji(reply: Response) -> Response | None:
     if reply.status_code != 200 or not reply.body:
         return None
     try:
-        data = json.loads(reply.body)
+        data = json.loads(bytes(reply.body))
     except ValueError:
         return None
     cut = 0
@@ -289,7 +289,7 @@ def _cut_emoji(reply: Response) -> Response | None:
     def walk(value: object) -> object:
         nonlocal cut
         if isinstance(value, dict):
-            out = {}
+            out: dict[object, object] = {}
             for key, item in value.items():
                 if key == "markdown" and isinstance(item, str) and item:
                     cut += 1

@@ -12,12 +12,10 @@ import pytest
 
 from memeval.engines.adapters.cortex import CortexEngine
 from memeval.engines.adapters.cortex_scope import tenant_id
-from memeval.engines.adapters.transport import AuthRejected
-from memeval.engines.base import CreditsExhausted, Unsupported
 from memeval.engines.idempotency import write_key
 from memeval.engines.registry import create
 from memeval.engines.types import Capability, MemoryItem, Turn, TurnContext
-from memeval.errors import UsageError
+from memeval.errors import AuthRejected, CreditsExhausted, Unsupported, UsageError
 from memeval.results import CaseStatus, Phase
 from memeval.runner import run_case
 from memeval.suites.catalog import resolve

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 
 from memeval.engines.adapters.cortex import CortexEngine
-from memeval.engines.adapters.transport import AuthRejected
 from memeval.engines.adapters.wire_facts import render, sourced
-from memeval.engines.base import Unsupported
 from memeval.engines.types import QueryResult
+from memeval.errors import AuthRejected, Unsupported
 from memeval.suites.fixture import Assertion
 from tests.adapters.conftest import engine_at, run
 from tests.adapters.fake_cortex import KEY, FakeCortex

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 
 from memeval.engines.adapters.http import HttpEngine
-from memeval.engines.base import Unsupported
 from memeval.engines.naive import NaiveEngine
 from memeval.engines.reference import ReferenceEngine
 from memeval.engines.types import Capability, MemoryItem
+from memeval.errors import Unsupported
 from memeval.results import CaseResult
 from memeval.runner import run_case
 from memeval.suites.catalog import resolve

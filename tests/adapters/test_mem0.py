@@ -10,11 +10,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memeval.engines.adapters.transport import AuthRejected
-from memeval.engines.base import CreditsExhausted
 from memeval.engines.idempotency import write_key
 from memeval.engines.registry import describe
 from memeval.engines.types import MemoryItem, Turn, TurnContext
+from memeval.errors import AuthRejected, CreditsExhausted
 from memeval.results import CaseStatus
 from memeval.suites.fixture import Assertion
 from tests.adapters.builtin_suite import run_builtin_suite

@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from memeval.engines.adapters.transport import AuthRejected, RemoteError
-from memeval.engines.base import CreditsExhausted, EngineUnavailable
+from memeval.engines.adapters.transport import RemoteError
 from memeval.engines.idempotency import write_key
 from memeval.engines.registry import describe
 from memeval.engines.types import MemoryItem, TurnContext
-from memeval.errors import UsageError
+from memeval.errors import AuthRejected, CreditsExhausted, EngineUnavailable, UsageError
 from memeval.results import CaseStatus
 from tests.adapters.builtin_suite import run_builtin_suite
 from tests.adapters.conftest import engine_at, run

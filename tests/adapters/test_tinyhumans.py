@@ -11,12 +11,11 @@ from collections.abc import Iterator
 import pytest
 
 from memeval.engines.adapters.tinyhumans import TinyHumansEngine
-from memeval.engines.adapters.transport import AuthRejected, RemoteError
-from memeval.engines.base import CreditsExhausted, Unsupported
+from memeval.engines.adapters.transport import RemoteError
 from memeval.engines.idempotency import write_key
 from memeval.engines.registry import create
 from memeval.engines.types import Capability, MemoryItem
-from memeval.errors import UsageError
+from memeval.errors import AuthRejected, CreditsExhausted, Unsupported, UsageError
 from memeval.results import CaseStatus
 from memeval.runner import run_case
 from memeval.suites.catalog import resolve

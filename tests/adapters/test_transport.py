@@ -18,8 +18,8 @@ import pytest
 from fastapi import FastAPI, Request
 from pydantic import SecretStr
 
-from memeval.engines.adapters.transport import AuthRejected, RemoteError, Transport, retry_after
-from memeval.engines.base import EngineRefused, EngineUnavailable
+from memeval.engines.adapters.transport import RemoteError, Transport, retry_after
+from memeval.errors import AuthRejected, EngineRefused, EngineUnavailable
 from tests.adapters.conftest import run
 from tests.adapters.fakes import Fault, Wire, bearer, record, running
 

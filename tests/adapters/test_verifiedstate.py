@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from memeval.engines.adapters.transport import AuthRejected, RemoteError
-from memeval.engines.base import CreditsExhausted, EngineRefused, Unsupported
+from memeval.engines.adapters.transport import RemoteError
 from memeval.engines.registry import describe
+from memeval.errors import AuthRejected, CreditsExhausted, EngineRefused, Unsupported
 from memeval.results import CaseStatus
 from memeval.suites.fixture import Assertion, Span
 from tests.adapters.builtin_suite import run_builtin_suite

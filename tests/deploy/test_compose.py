@@ -15,7 +15,7 @@ import yaml
 
 from memeval.cli import COMMANDS
 from memeval.engines.registry import describe
-from memeval.llm.errors import KEY_VARS
+from memeval.llm.failures import KEY_VARS
 from memeval.report.write import default_out_dir
 
 ROOT = Path(__file__).resolve().parents[2]

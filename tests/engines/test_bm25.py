@@ -6,11 +6,11 @@ from datetime import timedelta
 
 import pytest
 
-from memeval.engines.base import Unsupported
 from memeval.engines.bm25 import BUDGET_TOKENS, BM25Engine
 from memeval.engines.pack import CHARS_PER_TOKEN
 from memeval.engines.registry import create
 from memeval.engines.types import Capability, MemoryItem, Turn, TurnContext
+from memeval.errors import Unsupported
 from tests.engines.helpers import day, fact, run
 
 

@@ -8,18 +8,20 @@ import sys
 from pathlib import Path
 
 import memeval.engines as front
+from memeval import errors
 from memeval.engines import base, types
 
 EXPORTED = {
     "Assertion", "Belief", "BeliefReport", "Capability", "ConflictReport", "CreditsExhausted",
-    "Derived", "Engine", "EngineUnavailable", "Hit", "HitSpan", "MemoryItem", "Pack",
-    "QueryResult", "ToolCallRef", "Turn", "TurnContext", "Unsupported", "Usage", "now",
+    "Derived", "Engine", "EngineRefused", "EngineUnavailable", "Hit", "HitSpan", "MemoryItem",
+    "Pack", "QueryResult", "ToolCallRef", "Turn", "TurnContext", "Unsupported", "Usage", "now",
 }  # fmt: skip
 
 
 def test_the_front_door_exports_what_an_engine_author_needs() -> None:
     assert set(front.__all__) == EXPORTED
     assert front.Engine is base.Engine and front.Pack is types.Pack
+    assert front.CreditsExhausted is errors.CreditsExhausted  # one class for engine credit
     assert all(getattr(front, name) is not None for name in EXPORTED)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memeval.engines.base import Unsupported
 from memeval.engines.naive import NaiveEngine
 from memeval.engines.pack import CHARS_PER_TOKEN
 from memeval.engines.types import Capability, MemoryItem, Turn, TurnContext
+from memeval.errors import Unsupported
 from tests.engines.helpers import day, fact, run
 
 

@@ -12,9 +12,9 @@ import itertools
 import os
 from pathlib import Path
 
-from memeval.engines.base import EngineUnavailable
 from memeval.engines.reference import ReferenceEngine
 from memeval.engines.types import MemoryItem
+from memeval.errors import EngineUnavailable
 from memeval.runner.context import tenant_part
 from memeval.suites.fixture import Assertion
 

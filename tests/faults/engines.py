@@ -7,9 +7,9 @@ import os
 import re
 from collections import Counter
 
-from memeval.engines.base import EngineUnavailable
 from memeval.engines.reference import ReferenceEngine
 from memeval.engines.types import MemoryItem, Pack, Turn, TurnContext
+from memeval.errors import EngineUnavailable
 from memeval.runner.context import tenant_part
 from memeval.suites.fixture import Assertion
 

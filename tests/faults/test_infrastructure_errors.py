@@ -13,9 +13,9 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 
 from memeval.engines.adapters.transport import Transport
-from memeval.engines.base import EngineUnavailable
 from memeval.engines.reference import ReferenceEngine
 from memeval.engines.registry import create
+from memeval.errors import EngineUnavailable
 from memeval.runner import run_case
 from memeval.server import create_app
 from memeval.stopwatch import Stopwatch

@@ -12,9 +12,9 @@ import redis.asyncio
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from memeval.engines.base import EngineUnavailable
 from memeval.engines.reference import ReferenceEngine
 from memeval.engines.types import Pack
+from memeval.errors import EngineUnavailable
 from memeval.results import CheckStatus
 from memeval.runner import run_case
 from memeval.suites.catalog import fixtures_root

@@ -73,13 +73,13 @@ class WordEngine(Engine):
         self.lines[tenant].append((ident, turn.text))
         return ident
 
-    async def start_session(self, tenant, agent, thread, focus, at) -> Pack:
+    async def start_session(self, tenant, agent, thread, focus, at, question=None) -> Pack:
         return self._pack(tenant, focus or "")
 
     async def recall_for_compaction(self, tenant, agent, thread, dropped) -> Pack:
         return self._pack(tenant, " ".join(t.text for t in dropped))
 
-    async def compile_context(self, tenant, agent, heading, at) -> Pack:
+    async def compile_context(self, tenant, agent, heading, at, question=None) -> Pack:
         return self._pack(tenant, heading)
 
     async def list(self, tenant: str) -> list[str]:

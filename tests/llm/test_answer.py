@@ -7,10 +7,16 @@ import time
 
 import pytest
 
-from memeval.errors import UsageError
+from memeval.errors import (
+    AuthError,
+    InFlightBudget,
+    ModelCreditsExhausted,
+    RateLimited,
+    Transient,
+    UsageError,
+)
 from memeval.llm.answer import Answerer
 from memeval.llm.client import LlmClient
-from memeval.llm.errors import AuthError, CreditsExhausted, InFlightBudget, RateLimited, Transient
 from memeval.llm.pricing import Price
 from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION, is_unknown, messages
 from memeval.llm.rates import parse_rate
@@ -68,7 +74,7 @@ def test_client_single_attempts_raise_typed_errors(server):
                 await client.chat("test/cheap", chat, max_tokens=MAX_TOKENS)
             assert settling.value.retry_after == 1.5
             server.inject(hard_402())
-            with pytest.raises(CreditsExhausted):
+            with pytest.raises(ModelCreditsExhausted):
                 await client.chat("test/cheap", chat, max_tokens=MAX_TOKENS)
             for status in (408, 502, 503):
                 server.inject(Fault(status))

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from memeval.llm.errors import (
+from memeval.errors import (
     AuthError,
-    CreditsExhausted,
     InFlightBudget,
+    ModelCreditsExhausted,
     RateLimited,
     Rejected,
     Transient,
-    classify,
 )
+from memeval.llm.failures import classify
 
 
 def body(code, message="x", **metadata):
@@ -29,11 +29,11 @@ def body(code, message="x", **metadata):
         (
             402,
             body(402, reason="weight_exceeds_budget", limit_source="openrouter_credits"),
-            CreditsExhausted,
+            ModelCreditsExhausted,
         ),
-        (402, body(402, limit_source="openrouter_key_limit"), CreditsExhausted),
-        (402, None, CreditsExhausted),
-        (403, body(403, limit_source="openrouter_workspace_budget"), CreditsExhausted),
+        (402, body(402, limit_source="openrouter_key_limit"), ModelCreditsExhausted),
+        (402, None, ModelCreditsExhausted),
+        (403, body(403, limit_source="openrouter_workspace_budget"), ModelCreditsExhausted),
         (403, body(403, reasons=["violence"], flagged_input="..."), Rejected),
         (403, body(403, "Request blocked", patterns=["ignore all"]), Rejected),
         (403, body(403, "insufficient permissions"), AuthError),

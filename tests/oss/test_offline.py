@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from memeval.engines import registry
-from memeval.engines.base import EngineUnavailable
 from memeval.engines.types import Assertion
+from memeval.errors import EngineUnavailable
 from tests.oss.engines import ENGINES, LETTA, NEXT, engine_at
 
 PROBE = Path(__file__).with_name("offline_probe.py")

@@ -36,7 +36,7 @@ queries:
 """Scores 0.5 on an engine that stores and finds what it is told, such as the reference."""
 
 ENGINES = """\
-from memeval.engines.base import EngineUnavailable
+from memeval.engines import EngineUnavailable
 from memeval.engines.reference import ReferenceEngine
 
 

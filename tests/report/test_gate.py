@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memeval.report.gate import (
-    EXIT_BELOW_THRESHOLD,
-    EXIT_REGRESSION,
-    GateFailed,
-    enforce_gates,
-)
+from memeval.errors import GateFailed
+from memeval.report.gate import EXIT_BELOW_THRESHOLD, EXIT_REGRESSION, enforce_gates
 from tests.report.factory import make_report
 
 FAST = 300

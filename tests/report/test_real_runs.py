@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from memeval.errors import GateFailed
 from memeval.report import write_reports
 from memeval.report.compare import Verdict, compare
 from memeval.report.compare_markdown import render_compare
-from memeval.report.gate import EXIT_REGRESSION, GateFailed, enforce_gates
+from memeval.report.gate import EXIT_REGRESSION, enforce_gates
 from memeval.results import RunReport
 from tests.report.chromium import Elements, browse
 

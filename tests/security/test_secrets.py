@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memeval.evaluation.jobs import CaseJob
-from memeval.llm.errors import classify
+from memeval.llm.failures import classify
 from memeval.llm.spec import LlmSpec
 from memeval.report.write import Format, render_as
 from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult, RunReport

@@ -6,8 +6,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
+from memeval.errors import UnknownRun
 from memeval.results import CaseStatus, QueryLog, Timing
-from memeval.store import CaseKey, PlannedCase, Store, UnknownRun
+from memeval.store import CaseKey, PlannedCase, Store
 
 PLAN = [
     PlannedCase(case_id="a", kind="fixture", dimension="temporal"),

@@ -7,7 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import text
 
-from memeval.store import LATEST, PlannedCase, Store, UnknownRun
+from memeval.errors import UnknownRun
+from memeval.store import LATEST, PlannedCase, Store
 
 PLAN = [PlannedCase(case_id="dimensions/temporal/a", kind="fixture", dimension="temporal")]
 

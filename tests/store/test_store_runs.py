@@ -5,9 +5,9 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import text
 
-from memeval.errors import UsageError
+from memeval.errors import UnknownRun, UsageError
 from memeval.results import CaseStatus
-from memeval.store import PlannedCase, RunStatus, Store, UnknownRun
+from memeval.store import PlannedCase, RunStatus, Store
 
 PLAN = [
     PlannedCase(case_id="dimensions/temporal/a", kind="fixture", dimension="temporal"),

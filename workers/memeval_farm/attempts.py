@@ -23,7 +23,9 @@ def next_attempt(client: redis.Redis | None, prefix: str, key: str, retries: int
     name = f"{prefix}memeval:attempts:{key}"
     try:
         with client.pipeline() as pipe:
-            count, _ = pipe.incr(name).expire(name, KEY_TTL_S).execute()
+            pipe.incr(name)
+            pipe.expire(name, KEY_TTL_S)
+            count, _ = pipe.execute()
     except BROKER_FAULTS:
         return retries
     return max(retries, int(count) - 1)

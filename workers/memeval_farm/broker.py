@@ -20,7 +20,7 @@ import redis
 from kombu.exceptions import OperationalError
 from pydantic import BaseModel
 
-from memeval.errors import MemevalError
+from memeval.errors import BrokerGone
 from memeval_farm.budget import redis_py_url
 from memeval_farm.settings import REDIS_SCHEMES, safe_url
 
@@ -45,10 +45,6 @@ class BrokerIdentity(BaseModel):
 
     run_id: str
     append_only: bool
-
-
-class BrokerGone(MemevalError):
-    """The broker stayed unreachable past the patience the settings allow."""
 
 
 def identify(url: str) -> BrokerIdentity | None:

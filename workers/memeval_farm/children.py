@@ -28,7 +28,7 @@ NODE_NAME = "memeval-node"
 def _prctl() -> Callable[..., int] | None:
     if not sys.platform.startswith("linux"):
         return None
-    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).prctl  # type: ignore[no-any-return]
+    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).prctl
 
 
 def _die_with_parent() -> Callable[[], None] | None:
@@ -126,8 +126,9 @@ def fork_node(argv: list[str], log: IO[bytes], env: Mapping[str, str]) -> Forked
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(log.fileno(), 1)
         os.dup2(log.fileno(), 2)
-        sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-        sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+        # typeshed marks `sys.__stdout__` Final; a detached child must rebind it to its log.
+        sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, closefd=False)  # type: ignore[misc]  # noqa: SIM115
+        sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, closefd=False)  # type: ignore[misc]  # noqa: SIM115
         for sig in (signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP, signal.SIGUSR1):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)

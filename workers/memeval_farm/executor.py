@@ -10,11 +10,11 @@ from __future__ import annotations
 from celery import Celery
 from rich.console import Console
 
+from memeval.errors import BrokerGone
 from memeval.evaluation.execution import Execution
 from memeval.evaluation.outcome import RunStopped, Stop
 from memeval.evaluation.planning import PlannedRun
 from memeval.store import Store
-from memeval_farm.broker import BrokerGone
 from memeval_farm.dispatch import dispatch
 from memeval_farm.farm import connect, preflight_fleet, run_on_farm
 from memeval_farm.redis_state import redis_opener

@@ -25,6 +25,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from memeval.errors import BrokerGone
 from memeval.evaluation.execution import Pool
 from memeval.evaluation.finalize import finalize
 from memeval.evaluation.jobs import CaseJob, JobKey
@@ -32,14 +33,7 @@ from memeval.report.stored import ref_key, require_run
 from memeval.store import RunStatus, Store
 from memeval.summary import case_line, plural
 from memeval_farm import metrics
-from memeval_farm.broker import (
-    BROKER_FAULTS,
-    BrokerGone,
-    Outage,
-    identify,
-    persistence_warning,
-    quietly,
-)
+from memeval_farm.broker import BROKER_FAULTS, Outage, identify, persistence_warning, quietly
 from memeval_farm.config import make_app
 from memeval_farm.dispatch import check_broker, dispatch, revoke, wait
 from memeval_farm.embedded import EmbeddedFarm, tail

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from celery import Celery
 
-    from memeval.results import CaseResult
+    from memeval.results import CaseResult, ProbeResult, QueryLog
 
 PORT_ENV = "MEMEVAL_METRICS_PORT"
 DISPATCHER_PORT_ENV = "MEMEVAL_DISPATCHER_METRICS_PORT"
@@ -153,7 +153,7 @@ def install(app: Celery) -> None:
         if enabled():
             from prometheus_client import multiprocess
 
-            multiprocess.mark_process_dead(pid or os.getpid())
+            multiprocess.mark_process_dead(pid or os.getpid())  # type: ignore[no-untyped-call]  # prometheus_client's gap
 
     worker_init.connect(on_init, weak=False)
     task_retry.connect(on_retry, weak=False)
@@ -184,11 +184,8 @@ def case_finished(result: CaseResult, model: str | None) -> None:
     metrics["finished"].labels(result.run_id, engine, result.status.value).inc()
     for timing in result.timings:
         metrics["call"].labels(engine, timing.call).observe(timing.ms / 1000)
-    answered = [
-        (a.model_tokens, a.model_usd_micros)
-        for a in [*result.probes, *result.queries]
-        if a.model_answer is not None
-    ]
+    asked: list[ProbeResult | QueryLog] = [*result.probes, *result.queries]
+    answered = [(a.model_tokens, a.model_usd_micros) for a in asked if a.model_answer is not None]
     if model and answered:
         label = (result.run_id, model)
         metrics["model_calls"].labels(*label).inc(len(answered))
@@ -224,7 +221,7 @@ def serve(env: str = PORT_ENV) -> bool:
     from prometheus_client.multiprocess import MultiProcessCollector
 
     registry = CollectorRegistry()
-    MultiProcessCollector(registry)
+    MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # prometheus_client's gap
     address = os.environ.get("MEMEVAL_METRICS_ADDRESS", "0.0.0.0")
     start_http_server(chosen, addr=address, registry=registry)
     return True

@@ -25,7 +25,7 @@ from celery import Celery
 from celery.worker.control import control_command
 from pydantic import BaseModel, ValidationError
 
-from memeval.errors import MemevalError, UsageError
+from memeval.errors import MemevalError, UsageError, WorkerRefused
 from memeval.evaluation.preflight import engine_problem
 from memeval.store import Store, open_store
 from memeval_farm.broker import BROKER_FAULTS
@@ -78,18 +78,12 @@ def verdict(run_id: str, engine: str) -> Verdict:
     return answer
 
 
-@control_command(args=[("run_id", str), ("engine", str)], signature="<run_id> <engine>")
+@control_command(  # type: ignore[untyped-decorator]  # celery ships no type hints
+    args=[("run_id", str), ("engine", str)], signature="<run_id> <engine>"
+)
 def memeval_preflight(_state: Any, run_id: str, engine: str) -> dict[str, Any]:
     """Answered by each worker's main process, with that worker's environment and store."""
     return verdict(run_id, engine).model_dump()
-
-
-class WorkerRefused(MemevalError):
-    """A worker's verdict, with the exit code the worker chose for it."""
-
-    def __init__(self, message: str, *, fix: str, exit_code: int) -> None:
-        super().__init__(message, fix=fix)
-        self.exit_code = exit_code
 
 
 def check_fleet(

@@ -14,7 +14,8 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from celery import Celery
-from sqlmodel import Session, col, select
+from sqlalchemy import select
+from sqlmodel import Session, col
 
 from memeval.evaluation.jobs import JobKey
 from memeval.results import CaseStatus
@@ -35,15 +36,15 @@ def case_states(store: Store, run_ids: list[str]) -> dict[JobKey, CaseState]:
     """Each case row's status and version, without loading the result payloads; one query
     however many runs a sweep holds."""
     with Session(store.engine) as session:
-        rows = session.exec(
+        rows = session.execute(
             select(
-                CaseRow.run_id,
-                CaseRow.case_id,
-                CaseRow.trial,
-                CaseRow.status,
-                CaseRow.score,
-                CaseRow.updated_at,
-                CaseRow.error,
+                col(CaseRow.run_id),
+                col(CaseRow.case_id),
+                col(CaseRow.trial),
+                col(CaseRow.status),
+                col(CaseRow.score),
+                col(CaseRow.updated_at),
+                col(CaseRow.error),
             ).where(col(CaseRow.run_id).in_(run_ids))
         )
         return {

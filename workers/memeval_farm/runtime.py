@@ -108,12 +108,13 @@ class WorkerRuntime:
 RUNTIME = WorkerRuntime()
 
 
-@worker_process_init.connect(weak=False)
+# Celery ships no type hints: its decorators make what they wrap untyped.
+@worker_process_init.connect(weak=False)  # type: ignore[untyped-decorator]
 def _after_fork(**_: Any) -> None:
     RUNTIME._ensure()
 
 
-@worker_process_shutdown.connect(weak=False)
-@worker_shutdown.connect(weak=False)
+@worker_process_shutdown.connect(weak=False)  # type: ignore[untyped-decorator]
+@worker_shutdown.connect(weak=False)  # type: ignore[untyped-decorator]
 def _on_shutdown(**_: Any) -> None:
     RUNTIME.close()

@@ -10,14 +10,14 @@ failure travels as `FarmUnavailable`, an `EngineUnavailable` the runner lets thr
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import redis
 
-from memeval.engines.base import Engine, EngineUnavailable
+from memeval.engines.base import Engine
+from memeval.errors import EngineUnavailable
 
 REDIS_FAULTS: tuple[type[Exception], ...] = (redis.ConnectionError, redis.TimeoutError)
 """What redis-py (sync or asyncio) raises for a server that is down, restarting or too slow."""
@@ -40,7 +40,6 @@ class _Shielded:
             return target
         call = cast(Callable[..., Awaitable[Any]], target)
 
-        @functools.wraps(call)  # keeps the signature: callers inspect it (`takes_question`)
         async def shielded(*args: Any, **kwargs: Any) -> Any:
             try:
                 return await call(*args, **kwargs)

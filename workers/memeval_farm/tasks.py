@@ -14,13 +14,13 @@ import contextlib
 import logging
 import traceback
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from celery import Celery, Task
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
-from memeval.engines.base import CreditsExhausted, EngineUnavailable
+from memeval.errors import CreditsExhausted, EngineUnavailable
 from memeval.evaluation.finalize import all_landed, finalize, summary
 from memeval.evaluation.jobs import CaseJob
 from memeval.evaluation.outcome import NOT_RUN
@@ -42,6 +42,8 @@ from memeval_farm.settings import FarmSettings
 from memeval_farm.shield import REDIS_FAULTS, shield
 
 log = logging.getLogger(__name__)
+RERUN: tuple[type[Exception], ...] = (EngineUnavailable, *REDIS_FAULTS)
+"""Infrastructure: the case is retried on a fresh tenant until the retries run out."""
 
 
 def register(app: Celery, settings: FarmSettings) -> None:
@@ -135,11 +137,14 @@ def register(app: Celery, settings: FarmSettings) -> None:
 def retry(task: Task, settings: FarmSettings, exc: BaseException | None = None) -> Exception:
     """Celery republishes a retried task without its display strings, so Flower would fall back
     to the raw arguments: the label gone, the case body shown and nothing masked."""
-    return task.retry(
-        exc=exc,
-        countdown=backoff(task, settings),
-        argsrepr=task.request.argsrepr,
-        kwargsrepr=task.request.kwargsrepr,
+    return cast(  # celery ships no type hints
+        Exception,
+        task.retry(
+            exc=exc,
+            countdown=backoff(task, settings),
+            argsrepr=task.request.argsrepr,
+            kwargsrepr=task.request.kwargsrepr,
+        ),
     )
 
 
@@ -173,7 +178,7 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
         with contextlib.suppress(*REDIS_FAULTS):
             halts.raise_flag(client, job.run_id, reason)
         return job.failed(reason, started, CaseStatus.skipped_credits)
-    except (EngineUnavailable, *REDIS_FAULTS) as exc:
+    except RERUN as exc:
         tries = task.request.retries
         if tries < settings.retries:
             raise retry(task, settings, exc) from exc
@@ -217,4 +222,5 @@ async def case_with_limits(job: CaseJob, redis_url: str, attempt: int = 0) -> Ca
 
 
 def backoff(task: Task, settings: FarmSettings) -> float:
-    return min(settings.retry_backoff * 2**task.request.retries, settings.retry_backoff_max)
+    retries: int = task.request.retries  # celery ships no type hints
+    return min(settings.retry_backoff * 2.0**retries, settings.retry_backoff_max)

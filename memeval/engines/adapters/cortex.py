@@ -44,6 +44,7 @@ is tested on, so the two cannot drift apart.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import hashlib
 import logging
@@ -63,8 +64,7 @@ from memeval.engines.adapters import cortex_wire as w
 from memeval.engines.adapters.packs import BUDGET_TOKENS, RECALLED
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
-from memeval.engines.adapters.transport import AuthRejected, RemoteError, vendor_code
-from memeval.engines.base import CreditsExhausted, EngineRefused, Unsupported
+from memeval.engines.adapters.transport import RemoteError, vendor_code
 from memeval.engines.pack import Section, render, turn_bullet
 from memeval.engines.types import (
     Assertion,
@@ -80,6 +80,7 @@ from memeval.engines.types import (
     TurnContext,
     Usage,
 )
+from memeval.errors import AuthRejected, CreditsExhausted, EngineRefused, Unsupported
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,7 @@ class CortexSettings(ScopedSettings):
 
 class CortexEngine(RemoteEngine):
     name = "cortex"
-    settings_model = CortexSettings
+    settings_model: ClassVar[type[EngineSettings]] = CortexSettings  # TinyHumans' is a sibling
     verified_against = "cortexdbai 0.12.0 SDK"
     capabilities = frozenset(
         {
@@ -157,7 +158,7 @@ class CortexEngine(RemoteEngine):
             Capability.usage,
         }
     )
-    notes = (
+    notes: ClassVar[tuple[str, ...]] = (
         "no conflict lookups: CortexDB's conflicts name its own records, not memeval's writes",
     )
     routes: ClassVar[str] = "/v1/"
@@ -410,6 +411,7 @@ class CortexEngine(RemoteEngine):
         thread: str | None,
         focus: str | None,
         at: datetime,
+        question: str | None = None,
     ) -> Pack:
         """A resumed thread without a focus recalls that thread (by its label); otherwise the
         focus is the query."""
@@ -424,7 +426,9 @@ class CortexEngine(RemoteEngine):
         query = " ".join(t.text for t in dropped)[:MAX_QUERY]
         return await self._pack("Carried over from the compacted turns", tenant, query)
 
-    async def compile_context(self, tenant: str, agent: str, heading: str, at: datetime) -> Pack:
+    async def compile_context(
+        self, tenant: str, agent: str, heading: str, at: datetime, question: str | None = None
+    ) -> Pack:
         return await self._pack(heading, tenant, heading)
 
     async def build_beliefs(self, tenant: str) -> BeliefReport:
@@ -465,7 +469,7 @@ class CortexEngine(RemoteEngine):
         """The write labels of every event the tenant's scope lists so far."""
         return await self._labels(self.scope(tenant))
 
-    async def _labels(self, scope: str) -> list[str]:
+    async def _labels(self, scope: str) -> builtins.list[str]:  # `list` is a method here
         return [*dict.fromkeys(written_labels(await self._events(scope)))]
 
     async def forget(self, tenant: str) -> None:
@@ -478,7 +482,7 @@ class CortexEngine(RemoteEngine):
             await self._forget(w.ForgetRequest(scope=scope, selector=selector))
         self.last_write.pop(scope, None)
 
-    async def _listed(self, scope: str, labels: set[str]) -> list[w.Event]:
+    async def _listed(self, scope: str, labels: set[str]) -> builtins.list[w.Event]:
         """The scope's events, once every one of `labels` is among them; polled with a
         doubling pause, for at most the request timeout."""
         deadline = monotonic() + self.settings.timeout

@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-from memeval.engines.base import EngineUnavailable
 from memeval.engines.types import (
     Assertion,
     Capability,
@@ -50,6 +49,7 @@ from memeval.engines.types import (
     QueryResult,
     Turn,
 )
+from memeval.errors import EngineUnavailable
 from memeval.models import NOTE
 from memeval.models.local import (
     ModelSettings,
@@ -126,7 +126,7 @@ class GraphitiEngine(SearchPacks):
     async def close(self) -> None:
         graph, self._graph = self._graph, None
         if graph is not None:
-            await graph.close()
+            await graph.close()  # type: ignore[no-untyped-call]  # graphiti leaves it unannotated
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
@@ -223,7 +223,10 @@ class GraphitiEngine(SearchPacks):
             from graphiti_core.nodes import EpisodicNode
 
             async def fetch(graph: Graphiti) -> list[EpisodicNode]:
-                return await EpisodicNode.get_by_uuids(graph.driver, sorted(wanted))
+                nodes: list[EpisodicNode] = await EpisodicNode.get_by_uuids(
+                    graph.driver, sorted(wanted)
+                )
+                return nodes
 
             episodes.update({e.uuid: e for e in await self._call(fetch)})
         hits: list[Hit] = []
@@ -308,7 +311,10 @@ class GraphitiEngine(SearchPacks):
         from graphiti_core.nodes import EpisodicNode
 
         async def episodes(graph: Graphiti) -> list[EpisodicNode]:
-            return await EpisodicNode.get_by_group_ids(graph.driver, [group_id(tenant)])
+            nodes: list[EpisodicNode] = await EpisodicNode.get_by_group_ids(
+                graph.driver, [group_id(tenant)]
+            )
+            return nodes
 
         return sorted(e.uuid for e in await self._call(episodes))
 
@@ -324,7 +330,9 @@ async def _rebuild_text_indexes(graph: Graphiti) -> None:
     for create in get_fulltext_indices(GraphProvider.KUZU):
         table, name = _FTS_INDEX.search(create).groups()  # type: ignore[union-attr]
         await graph.driver.execute_query(f"CALL DROP_FTS_INDEX('{table}', '{name}')")
-    await graph.driver.graph_ops.build_indices_and_constraints(graph.driver)
+    ops = graph.driver.graph_ops
+    assert ops is not None, "graphiti's Kuzu driver always has its graph operations"
+    await ops.build_indices_and_constraints(graph.driver)
 
 
 def group_id(tenant: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from memeval import clock
@@ -19,7 +19,6 @@ from memeval.engines.adapters import protocol as p
 from memeval.engines.adapters.remote import RemoteEngine, decode, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError
-from memeval.engines.base import EngineUnavailable, Unsupported
 from memeval.engines.types import (
     Assertion,
     BeliefReport,
@@ -33,7 +32,7 @@ from memeval.engines.types import (
     TurnContext,
     Usage,
 )
-from memeval.errors import UsageError
+from memeval.errors import EngineUnavailable, Unsupported, UsageError
 
 PREFLIGHT_TIMEOUT_S = 5.0
 
@@ -114,7 +113,7 @@ class HttpEngine(RemoteEngine):
     async def _tenant(self, method: str, tenant: str, route: str, body: Any = None) -> Any:
         return await self._call(method, p.tenant_path(tenant, route), body)
 
-    async def _pack(self, tenant: str, route: str, body: p.Model) -> Pack:
+    async def _pack(self, tenant: str, route: str, body: BaseModel) -> Pack:
         data = await self._tenant("POST", tenant, route, body.model_dump(mode="json"))
         return parse(Pack, data, self.name)
 

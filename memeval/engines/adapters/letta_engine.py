@@ -40,9 +40,8 @@ from pydantic_settings import SettingsConfigDict
 from memeval.engines import idempotency
 from memeval.engines.adapters.letta_server import LettaServer
 from memeval.engines.adapters.library import Ledger
-from memeval.engines.base import EngineUnavailable
 from memeval.engines.types import Assertion, Capability, Hit, MemoryItem, QueryResult, Turn
-from memeval.errors import UsageError
+from memeval.errors import EngineUnavailable, UsageError
 from memeval.models import NOTE
 from memeval.models.local import (
     ModelSettings,

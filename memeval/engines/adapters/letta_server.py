@@ -32,7 +32,7 @@ from pathlib import Path
 import httpx
 
 from memeval.engines.adapters.tiktoken_offline import tiktoken_cache
-from memeval.engines.base import EngineUnavailable
+from memeval.errors import EngineUnavailable
 
 # `letta server`, as its console script runs it; `-c` so any Python with letta can, whatever
 # its scripts folder.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memeval.engines.base import EngineUnavailable
+from memeval.errors import EngineUnavailable
 
 
 class Ledger:

@@ -251,6 +251,7 @@ class Mem0Engine(RemoteEngine):
         thread: str | None,
         focus: str | None,
         at: datetime,
+        question: str | None = None,
     ) -> Pack:
         return await self._pack(tenant, "Session start", focus or thread or "")
 

@@ -37,7 +37,6 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from memeval.engines import idempotency
-from memeval.engines.base import EngineUnavailable
 from memeval.engines.types import (
     Assertion,
     Capability,
@@ -46,7 +45,7 @@ from memeval.engines.types import (
     QueryResult,
     Turn,
 )
-from memeval.errors import UsageError
+from memeval.errors import EngineUnavailable, UsageError
 from memeval.models import NOTE
 from memeval.models.local import (
     ModelSettings,
@@ -97,7 +96,7 @@ def _import_mem0() -> tuple[type[AsyncMemory], type[Any]]:
     # Imported earlier in this process with telemetry on (the hosted client's tests do):
     # both copies of the flag must be off.
     telemetry.MEM0_TELEMETRY = False
-    main.MEM0_TELEMETRY = False  # type: ignore[attr-defined]
+    main.MEM0_TELEMETRY = False
     return AsyncMemory, MemoryConfig
 
 

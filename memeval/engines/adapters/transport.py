@@ -43,8 +43,7 @@ import httpx
 from pydantic import SecretStr
 
 from memeval.engines.attempts import failed_attempt
-from memeval.engines.base import CreditsExhausted, EngineRefused, EngineUnavailable
-from memeval.errors import MemevalError
+from memeval.errors import AuthRejected, CreditsExhausted, EngineRefused, EngineUnavailable
 from memeval.secrets import redact
 
 log = logging.getLogger(__name__)
@@ -100,12 +99,6 @@ class RemoteError(EngineRefused):
     ) -> None:
         super().__init__(message, engine=engine, route=route, status=status, code=vendor_code(body))
         self.body = body
-
-
-class AuthRejected(MemevalError, EngineRefused):
-    """401 or 403: the key is missing, wrong or out of credit; the fix names its variable."""
-
-    exit_code = 2
 
 
 def transient(status: int) -> bool:

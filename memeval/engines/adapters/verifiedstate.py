@@ -50,7 +50,6 @@ from memeval.engines import idempotency
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError
-from memeval.engines.base import Unsupported
 from memeval.engines.types import (
     Assertion,
     Capability,
@@ -59,7 +58,7 @@ from memeval.engines.types import (
     HitSpan,
     QueryResult,
 )
-from memeval.errors import UsageError
+from memeval.errors import Unsupported, UsageError
 
 if TYPE_CHECKING:
     from mcp.types import Tool

@@ -135,6 +135,7 @@ class ReferenceEngine(Engine):
         thread: str | None,
         focus: str | None,
         at: datetime,
+        question: str | None = None,
     ) -> Pack:
         if focus:
             title, weights = f"Session start: {focus}", packs.BROAD
@@ -157,7 +158,9 @@ class ReferenceEngine(Engine):
         )
         return packs.build(self._peek(tenant).memory, request)
 
-    async def compile_context(self, tenant: str, agent: str, heading: str, at: datetime) -> Pack:
+    async def compile_context(
+        self, tenant: str, agent: str, heading: str, at: datetime, question: str | None = None
+    ) -> Pack:
         request = packs.Request(heading, agent, query=heading, weights=packs.BROAD)
         return packs.build(self._peek(tenant).memory, request)
 
