@@ -229,7 +229,9 @@ def timings(text: str) -> dict[int, float]:
     """Seconds per statement that ended, from the markers' clock readings."""
     marks = [(m.group(1), int(m.group(2)), float(m.group(4))) for m in MARKS.finditer(text)]
     began = {n: at for kind, n, at in marks if kind == "start"}
-    return {n: at - began[n] for kind, n, at in marks if kind == "end"}
+    # A statement cut off mid-marker (a background child writing at the same instant) has no
+    # start to measure from: it goes untimed rather than failing the page.
+    return {n: at - began[n] for kind, n, at in marks if kind == "end" and n in began}
 
 
 def judge(run: list[Step], text: str, code: int, timed_out: bool, timeout: float) -> list[Failure]:
