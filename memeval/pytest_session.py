@@ -22,7 +22,8 @@ from memeval.evaluation.planning import new_run_id, select
 from memeval.pytest_items import CaseItem, MemevalSuite
 from memeval.report.markdown import pct
 from memeval.results import CaseResult, RunReport
-from memeval.runner import run_case
+from memeval.runner import failed_result, run_case
+from memeval.runner.failures import Action, judge
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
 from memeval.suites.loader import Located
@@ -111,7 +112,22 @@ class MemevalSession:
                 self._broken = exc
                 raise
             self._checked = True
-        return await run_case(case, self._engine, run_id=self.run_id)
+        started = datetime.now(UTC)
+        try:
+            return await run_case(case, self._engine, run_id=self.run_id)
+        except Exception as exc:  # the one policy: down or out of credit errors the item
+            verdict = judge(exc)
+            if verdict.action is Action.stop:
+                raise
+            return failed_result(
+                case,
+                run_id=self.run_id,
+                trial=0,
+                engine=self._engine.name,
+                reason=verdict.reason,
+                started_at=started,
+                status=verdict.status,
+            )
 
     def report(self) -> RunReport:
         """The report of the selected cases that have a result, as `memeval run` builds it."""
