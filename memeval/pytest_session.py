@@ -19,6 +19,7 @@ from memeval.engines.base import Engine
 from memeval.engines.registry import create, parse_ref
 from memeval.errors import MemevalError
 from memeval.evaluation.planning import new_run_id, select
+from memeval.evaluation.preflight import instance_problem
 from memeval.pytest_items import CaseItem, MemevalSuite
 from memeval.report.markdown import pct
 from memeval.results import CaseResult, RunReport
@@ -71,7 +72,7 @@ class MemevalSession:
         self._engine = engine
         self._loop = asyncio.Runner()
         self._checked = False
-        self._broken: Exception | None = None  # why preflight failed, for every later case
+        self._broken: MemevalError | None = None  # why preflight failed, for every later case
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> MemevalSession:
@@ -105,12 +106,10 @@ class MemevalSession:
     async def _run(self, case: Scenario | Fixture) -> CaseResult:
         if self._broken is not None:
             raise self._broken
-        if not self._checked:
-            try:
-                await self._engine.preflight()
-            except Exception as exc:
-                self._broken = exc
-                raise
+        if not self._checked:  # the check `memeval run` makes, once, before any case
+            self._broken = await instance_problem(self._engine, self.options.engine)
+            if self._broken is not None:
+                raise self._broken
             self._checked = True
         started = datetime.now(UTC)
         try:
