@@ -1,4 +1,4 @@
-"""memeval from Python: evaluate an engine, load a run, compare runs.
+"""memeval from Python: evaluate an engine, sweep models, load a run, compare runs.
 
     import memeval
     report = memeval.evaluate("reference", suites="dimensions")
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from pydantic import BaseModel, Field, ValidationError
 from rich.console import Console
@@ -22,7 +22,7 @@ from rich.console import Console
 from memeval.engines.base import Engine
 from memeval.errors import UnknownRun, UsageError
 from memeval.evaluation.engines import EngineArg, choose_engine
-from memeval.evaluation.execution import Execution, Executor, InProcess, execute
+from memeval.evaluation.execution import Execution, Executor, InProcess, Pool, execute
 from memeval.evaluation.models import ModelOptions
 from memeval.evaluation.outcome import RunEnd, Stop
 from memeval.evaluation.outputs import Outputs
@@ -33,9 +33,13 @@ from memeval.evaluation.planning import (
     concurrency,
     plan_new,
     plan_resume,
+    select,
 )
 from memeval.evaluation.preflight import check_engine
 from memeval.evaluation.store import usable_store
+from memeval.llm.prompt import MAX_TOKENS
+from memeval.llm.setup import check_model_options, parse_models
+from memeval.llm.sweep import SweepConfig, SweepReport, profiles_for
 from memeval.report.compare import CompareReport, GroupBy
 from memeval.report.compare import compare as compare_reports
 from memeval.report.source import load_report
@@ -43,8 +47,12 @@ from memeval.report.stats import RESAMPLES
 from memeval.report.stored import fold
 from memeval.results import RunReport
 from memeval.store import Store, open_store
+from memeval.suites.catalog import resolve
 
-__all__ = ["ModelOptions", "compare", "evaluate", "load_run", "resume"]
+if TYPE_CHECKING:
+    from memeval_farm.settings import FarmSettings
+
+__all__ = ["ModelOptions", "compare", "evaluate", "load_run", "resume", "sweep"]
 
 EMBEDDED = "embedded"
 
@@ -163,6 +171,80 @@ def resume(
     return _report(end)
 
 
+def sweep(
+    models: str | Sequence[str],
+    budget_usd: float,
+    suites: str = "all",
+    *,
+    engine: str = "reference",
+    profiles: Sequence[str] | None = None,
+    only: str | Sequence[str] | None = None,
+    dimension: str | Sequence[str] | None = None,
+    trials: int = 1,
+    rates: Sequence[str] | None = None,
+    prices: Sequence[str] | None = None,
+    base_url: str | None = None,
+    max_tokens: int = MAX_TOKENS,
+    farm: str = EMBEDDED,
+    workers: int | None = None,
+    pool: Pool = "prefork",
+    verbose: bool = False,
+    database_url: str | None = None,
+    console: Console | None = None,
+) -> SweepReport:
+    """Answer `suites` with several `models` under one budget on a farm, then compare them, as
+    `memeval sweep` does (the command is a layer over this function). Each model (under each
+    engine profile: `"small: --engine reference --k 3"`) is a run of its own in the store;
+    the report holds every run's report and the comparison on the cases all of them completed.
+
+    `models`: "a/model,b/model" or a list. `farm`: "embedded" (a private Redis and local
+    workers) or a broker URL; a sweep's budget lives in the farm's Redis, so it never runs in
+    this process. `rates`, `prices`, `base_url` and `max_tokens` are `memeval sweep`'s
+    `--rate`, `--price`, `--base-url` and `--max-tokens`. Bad input raises `UsageError` before
+    any run exists or any cent is spent; Ctrl-C returns the report with `interrupted` set, the
+    runs holding what landed.
+    """
+    from memeval_farm.farm import connect
+    from memeval_farm.settings import load_settings
+    from memeval_farm.sweep import sweep as on_farm
+
+    names = parse_models(models if isinstance(models, str) else ",".join(models))
+    check_model_options(budget_usd, list(rates or []), list(prices or []))
+    swept = profiles_for(_listed(profiles), engine)
+    cases = select(resolve(suites), _listed(only), _listed(dimension))
+    try:
+        config = SweepConfig(
+            models=names,
+            budget_usd=budget_usd,
+            profiles=swept,
+            suite=suites,
+            trials=trials,
+            rates=list(rates or []),
+            prices=list(prices or []),
+            base_url=base_url,
+            max_tokens=max_tokens,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise UsageError(f"--{first['loc'][0]}: {first['msg']}") from None
+    settings = _farm_settings(load_settings(), farm)
+    store = usable_store(database_url)
+    try:
+        return on_farm(
+            config,
+            cases,
+            settings=settings,
+            shared=connect(settings),
+            store=store,
+            console=console or Console(stderr=True),
+            workers=concurrency(workers),
+            pool=pool,
+            verbose=verbose,
+        )
+    finally:
+        store.dispose()
+
+
 def _execute(
     where: Executor,
     store: Store,
@@ -234,24 +316,30 @@ def _executor(farm: str | None) -> Executor:
     """This process, or a farm: "embedded", or the fleet behind a broker URL. The farm, and
     Celery with it, is imported only when the cases go to one: an in-process run loads no part
     of Celery."""
-    from memeval_farm.settings import FarmSettings, load_settings
+    from memeval_farm.settings import load_settings
 
     settings = load_settings()
     if farm is None:
         from memeval_farm.redis_state import shared_for_process
 
         return InProcess(shared_for_process())
+    from memeval_farm.executor import FarmExecutor
+
+    connected: Executor = FarmExecutor.connected(_farm_settings(settings, farm))
+    return connected
+
+
+def _farm_settings(settings: FarmSettings, farm: str) -> FarmSettings:
+    """The environment's farm settings, on the farm `farm` names."""
+    from memeval_farm.settings import FarmSettings
+
     if farm != EMBEDDED and "://" not in farm:
         raise UsageError(
             f"farm `{farm}` is neither `{EMBEDDED}` nor a broker URL",
             fix="pass farm=None (this process), farm='embedded', or redis://HOST:6379/0",
         )
-    from memeval_farm.executor import FarmExecutor
-
     broker = None if farm == EMBEDDED else farm
-    chosen = FarmSettings.model_validate(settings.model_dump() | {"broker_url": broker})
-    connected: Executor = FarmExecutor.connected(chosen)
-    return connected
+    return FarmSettings.model_validate(settings.model_dump() | {"broker_url": broker})
 
 
 def _model_options(llm: Llm, budget_usd: float | None, rates: Sequence[str] | None) -> ModelOptions:

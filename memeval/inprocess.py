@@ -15,15 +15,14 @@ from typing import Protocol
 
 from memeval.engines.base import Engine
 from memeval.engines.registry import create
-from memeval.errors import CreditsExhausted, EngineUnavailable
 from memeval.evaluation.planning import RunPlan
 from memeval.llm.answer import PaidCalls, answerer_for
 from memeval.llm.shared import OpenShared
 from memeval.results import CaseResult
 from memeval.runner import failed_result, run_case
+from memeval.runner.failures import Action, judge
 from memeval.runner.refusals import FirstCases
 from memeval.runner.throttle import engine_within
-from memeval.secrets import redact
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
 
@@ -72,17 +71,19 @@ async def run_plan(
                             options=plan.options,
                             answerer=answerer,
                         )
-                    except (EngineUnavailable, CreditsExhausted):
-                        raise  # the engine is down or out of credit: the run stops
-                    except Exception as exc:  # a crashing case is a result, as on the farm
+                    except Exception as exc:
+                        verdict = judge(exc)  # the engine down or out of credit stops the run
+                        if verdict.action is Action.stop:
+                            raise
                         log.debug("case %s#%d raised", case_id, trial, exc_info=True)
                         result = failed_result(
                             cases[case_id],
                             run_id=plan.run_id,
                             trial=trial,
                             engine=plan.engine,
-                            reason=redact(f"{type(exc).__name__}: {exc}"),
+                            reason=verdict.reason,
                             started_at=started,
+                            status=verdict.status,
                         )
                 results.append(result)
                 if on_result is not None:

@@ -19,10 +19,12 @@ from memeval.engines.base import Engine
 from memeval.engines.registry import create, parse_ref
 from memeval.errors import MemevalError
 from memeval.evaluation.planning import new_run_id, select
+from memeval.evaluation.preflight import instance_problem
 from memeval.pytest_items import CaseItem, MemevalSuite
 from memeval.report.numbers import pct
 from memeval.results import CaseResult, RunReport
-from memeval.runner import run_case
+from memeval.runner import failed_result, run_case
+from memeval.runner.failures import Action, judge
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
 from memeval.suites.loader import Located
@@ -70,7 +72,7 @@ class MemevalSession:
         self._engine = engine
         self._loop = asyncio.Runner()
         self._checked = False
-        self._broken: Exception | None = None  # why preflight failed, for every later case
+        self._broken: MemevalError | None = None  # why preflight failed, for every later case
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> MemevalSession:
@@ -104,14 +106,27 @@ class MemevalSession:
     async def _run(self, case: Scenario | Fixture) -> CaseResult:
         if self._broken is not None:
             raise self._broken
-        if not self._checked:
-            try:
-                await self._engine.preflight()
-            except Exception as exc:
-                self._broken = exc
-                raise
+        if not self._checked:  # the check `memeval run` makes, once, before any case
+            self._broken = await instance_problem(self._engine, self.options.engine)
+            if self._broken is not None:
+                raise self._broken
             self._checked = True
-        return await run_case(case, self._engine, run_id=self.run_id)
+        started = datetime.now(UTC)
+        try:
+            return await run_case(case, self._engine, run_id=self.run_id)
+        except Exception as exc:  # the one policy: down or out of credit errors the item
+            verdict = judge(exc)
+            if verdict.action is Action.stop:
+                raise
+            return failed_result(
+                case,
+                run_id=self.run_id,
+                trial=0,
+                engine=self._engine.name,
+                reason=verdict.reason,
+                started_at=started,
+                status=verdict.status,
+            )
 
     def report(self) -> RunReport:
         """The report of the selected cases that have a result, as `memeval run` builds it."""

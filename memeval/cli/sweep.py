@@ -8,35 +8,26 @@ Redis, so a sweep and farm runs on the same broker share a model's limits.
 
 from __future__ import annotations
 
-import os
-
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from memeval import api
 from memeval.cli import sweep_options as opt
 from memeval.cli.estimate import estimate_command
 from memeval.cli.options import BaseUrl, Prices, Rates
 from memeval.cli.stop import stop_gently_on_sigterm
 from memeval.cli.summary import print_compare
 from memeval.cli.sweep_options import SweepFlags
-from memeval.engines.registry import validate as validate_engine
-from memeval.errors import UsageError
 from memeval.evaluation.paths import check_output
-from memeval.evaluation.planning import select
-from memeval.evaluation.store import usable_store
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import check_model_options, parse_models
-from memeval.llm.sweep import Profile, SweepConfig, SweepReport, parse_profile
+from memeval.llm.sweep import SweepReport, profiles_for
 from memeval.report.numbers import pct
 from memeval.results import CaseStatus
 from memeval.secrets import redact_model
-from memeval.suites.catalog import resolve
 from memeval.summary import plural
-from memeval_farm.farm import connect
 from memeval_farm.settings import load_settings
-from memeval_farm.sweep import sweep
 
 out = Console()
 INTERRUPTED = 130
@@ -73,7 +64,7 @@ def sweep_command(
     names = parse_models(flags.models)
     check_model_options(flags.budget_usd, flags.rate or [], flags.price or [])  # before anything
     check_output("--json", flags.json_path)
-    profiles = _profiles(flags.profile, flags.engine)
+    profiles = profiles_for(flags.profile, flags.engine)
     if flags.dry_run:
         _estimate(flags, len(profiles))
         return
@@ -83,26 +74,13 @@ def sweep_command(
             "budget and limits in the farm's Redis (set MEMEVAL_BROKER_URL to share one)",
             highlight=False,
         )
-    report = _sweep(flags, names, profiles)
+    report = _sweep(flags, names)
     if flags.json_path is not None:
         flags.json_path.parent.mkdir(parents=True, exist_ok=True)
         flags.json_path.write_text(redact_model(report).model_dump_json(indent=2))
     print_sweep(report, out)
     if report.interrupted:
         raise typer.Exit(INTERRUPTED)
-
-
-def _profiles(given: list[str] | None, engine: str) -> list[Profile]:
-    """The engine profiles swept, checked (also under --dry-run, which never reaches the
-    farm); without --profile, the one engine."""
-    profiles = [parse_profile(p, engine) for p in given or []] or [
-        Profile(name=engine, engine=engine)
-    ]
-    if len({p.name for p in profiles}) < len(profiles):
-        raise UsageError("two profiles share a name", fix="name each --profile differently")
-    for each in profiles:
-        validate_engine(each.engine)
-    return profiles
 
 
 def _estimate(flags: SweepFlags, profiles: int) -> None:
@@ -120,34 +98,26 @@ def _estimate(flags: SweepFlags, profiles: int) -> None:
     )
 
 
-def _sweep(flags: SweepFlags, names: list[str], profiles: list[Profile]) -> SweepReport:
-    chosen = select(resolve(flags.suite), flags.only or [], flags.dimension or [])
-    try:
-        config = SweepConfig(
-            models=names,
-            budget_usd=flags.budget_usd,
-            profiles=profiles,
-            suite=flags.suite,
-            trials=flags.trials,
-            rates=flags.rate or [],
-            prices=flags.price or [],
-            base_url=flags.base_url,
-            max_tokens=flags.max_tokens,
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise UsageError(f"--{first['loc'][0]}: {first['msg']}") from None
-    settings = load_settings()
-    return sweep(
-        config,
-        chosen,
-        settings=settings,
-        shared=connect(settings),
-        store=usable_store(),
-        console=out,
-        workers=flags.workers or os.cpu_count() or 1,
+def _sweep(flags: SweepFlags, names: list[str]) -> SweepReport:
+    """`memeval.sweep`, on the farm the environment names (embedded without a broker URL)."""
+    return api.sweep(
+        names,
+        flags.budget_usd,
+        flags.suite,
+        engine=flags.engine,
+        profiles=flags.profile,
+        only=flags.only,
+        dimension=flags.dimension,
+        trials=flags.trials,
+        rates=flags.rate,
+        prices=flags.price,
+        base_url=flags.base_url,
+        max_tokens=flags.max_tokens,
+        farm=load_settings().broker_url or api.EMBEDDED,
+        workers=flags.workers,
         pool=flags.pool,
         verbose=flags.verbose,
+        console=out,
     )
 
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 import asyncio
 
 from memeval.engines import registry
+from memeval.engines.base import Engine
 from memeval.errors import CreditsExhausted, EngineUnavailable, MemevalError, UsageError
 
 ENGINE_TIMEOUT_S = 10.0
 
 
-async def _preflight(name: str) -> None:
+async def _preflight(name: str) -> MemevalError | None:
     engine = registry.create(name)
     try:
-        await asyncio.wait_for(engine.preflight(), ENGINE_TIMEOUT_S)
+        return await instance_problem(engine, name)
     finally:
         await engine.close()
 
@@ -29,30 +30,43 @@ async def _preflight(name: str) -> None:
 def engine_problem(name: str) -> MemevalError | None:
     """What stops engine `name` from running any case, as the error to print, or None."""
     try:
-        asyncio.run(_preflight(name))
-    except CreditsExhausted as exc:  # before its base: the vendor's words need the engine's
+        return asyncio.run(_preflight(name))
+    except Exception as exc:  # building or closing it failed
+        return _problem(exc, name)
+
+
+async def instance_problem(engine: Engine, name: str) -> MemevalError | None:
+    """The same check of an engine already built, on the caller's event loop (the pytest
+    plugin's, whose engine lives on it)."""
+    try:
+        await asyncio.wait_for(engine.preflight(), ENGINE_TIMEOUT_S)
+    except Exception as exc:
+        return _problem(exc, name)
+    return None
+
+
+def _problem(exc: Exception, name: str) -> MemevalError:
+    if isinstance(exc, CreditsExhausted):  # before its base: the vendor's words need the engine's
         return CreditsExhausted(
             f"engine `{name}` has no credit left: {exc}",
             fix="top up the engine's account (or use another key), then run again",
         )
-    except MemevalError as exc:
+    if isinstance(exc, MemevalError):
         return exc
-    except EngineUnavailable as exc:
+    if isinstance(exc, EngineUnavailable):
         return UsageError(
             f"engine `{name}` cannot be reached: {exc}",
             fix="start it, or correct its URL setting (`memeval engines` lists them)",
         )
-    except TimeoutError:
+    if isinstance(exc, TimeoutError):
         return UsageError(
             f"engine `{name}` did not answer its preflight check within {ENGINE_TIMEOUT_S:g}s",
             fix="check that its URL points at a running service",
         )
-    except Exception as exc:  # a plug-in's own check may fail any way it likes
-        return UsageError(
-            f"engine `{name}` failed its preflight check: {type(exc).__name__}: {exc}",
-            fix="fix the engine's settings; `memeval engines` shows what it reads",
-        )
-    return None
+    return UsageError(  # a plug-in's own check may fail any way it likes
+        f"engine `{name}` failed its preflight check: {type(exc).__name__}: {exc}",
+        fix="fix the engine's settings; `memeval engines` shows what it reads",
+    )
 
 
 def check_here(name: str) -> None:

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from memeval.engines.registry import validate as validate_engine
 from memeval.errors import UsageError
 from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION
 from memeval.report.compare import CompareReport, GroupBy, common_cases, compare
@@ -68,6 +69,19 @@ def parse_profile(text: str, default_engine: str) -> Profile:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise UsageError(f"profile `{name}`: {first['loc'][0]}: {first['msg']}", fix=fix) from None
+
+
+def profiles_for(given: list[str] | None, engine: str) -> list[Profile]:
+    """The engine profiles swept, read and checked before anything starts (also for an
+    estimate, which never reaches the farm); none given: the one engine."""
+    profiles = [parse_profile(p, engine) for p in given or []] or [
+        Profile(name=engine, engine=engine)
+    ]
+    if len({p.name for p in profiles}) < len(profiles):
+        raise UsageError("two profiles share a name", fix="name each --profile differently")
+    for each in profiles:
+        validate_engine(each.engine)
+    return profiles
 
 
 class Variant(Model):

@@ -49,6 +49,20 @@ class Down(ReferenceEngine):
 
     async def store(self, tenant, assertion):
         raise EngineUnavailable("connection refused by 127.0.0.1:9")
+
+
+class Crashes(ReferenceEngine):
+    name = "crashes"
+
+    async def store(self, tenant, assertion):
+        raise RuntimeError("a bug in the engine")
+
+
+class NoKey(ReferenceEngine):
+    name = "nokey"
+
+    async def preflight(self):
+        raise EngineUnavailable("401 from 127.0.0.1:9")
 """
 
 
@@ -171,6 +185,33 @@ def test_an_unreachable_engine_is_an_error_not_a_failure(pytester: pytest.Pytest
         ]
     )
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_crashing_engine_or_a_failed_preflight_errors_its_cases_as_memeval_run_would(
+    pytester: pytest.Pytester,
+) -> None:
+    """The crash is the case's error result (the one failure policy, as `memeval run` stores
+    it); a failed preflight is the check `memeval run` makes, and ends every case alike."""
+    pytester.makepyfile(my_engine=ENGINES)
+    only = ("--memeval-only", "never_stored_parking", "--memeval-only", "plan_as_of_date")
+    crashed = run(pytester, "--memeval-engine", "my_engine:Crashes", *only)
+    crashed.assert_outcomes(errors=2)
+    crashed.stdout.fnmatch_lines(
+        [
+            "my_engine:Crashes could not run dimensions/abstention/never_stored_parking: "
+            "case error: RuntimeError: a bug in the engine",
+        ]
+    )
+    refused = run(pytester, "--memeval-engine", "my_engine:NoKey", *only)
+    refused.assert_outcomes(errors=2)
+    refused.stdout.fnmatch_lines(
+        [
+            "my_engine:NoKey could not run dimensions/abstention/never_stored_parking: "
+            "engine `my_engine:NoKey` cannot be reached: 401 from 127.0.0.1:9*",
+        ]
+    )
+    for result in (crashed, refused):
+        assert "Traceback" not in result.stdout.str()
 
 
 @pytest.mark.parametrize(

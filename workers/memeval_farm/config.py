@@ -22,8 +22,9 @@ from celery import Celery
 from memeval.secrets import install_masking
 from memeval_farm import metrics, outage_log
 from memeval_farm.embedded import mark_exits
+from memeval_farm.names import RUN_CASE
 from memeval_farm.settings import FarmSettings
-from memeval_farm.tasks import register
+from memeval_farm.tasks import configure
 
 
 def make_app(settings: FarmSettings, broker_url: str | None = None) -> Celery:
@@ -53,8 +54,11 @@ def make_app(settings: FarmSettings, broker_url: str | None = None) -> Celery:
         task_send_sent_event=True,
         result_expires=timedelta(days=7),
         result_chord_join_timeout=30,
+        # The tasks are defined once, in `memeval_farm.tasks`; what they take from this farm's
+        # settings is set here. The time limits above apply to every task.
+        task_annotations={RUN_CASE: {"max_retries": settings.retries}},
     )
-    register(app, settings)
+    configure(app, settings)
     metrics.install(app)
     mark_exits()
     return app

@@ -6,6 +6,10 @@
 error result. It stores first and then returns a fixed reference, so a redelivered message
 overwrites one row instead of adding one, and every header task succeeds: the chord always
 reaches its callback.
+
+They are defined here once, at module level (`shared_task`), so every app `make_app` builds
+has them; what they read of a farm's settings comes from the app that runs them (`farm_of`),
+and their retries are set where the app is configured (`memeval_farm.config`).
 """
 
 from __future__ import annotations
@@ -15,12 +19,12 @@ import logging
 import traceback
 from datetime import UTC, datetime
 from typing import Any, cast
+from weakref import WeakKeyDictionary
 
-from celery import Celery, Task
+from celery import Celery, Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
-from memeval.errors import CreditsExhausted, EngineUnavailable
 from memeval.evaluation.finalize import all_landed, finalize, summary
 from memeval.evaluation.jobs import CaseJob
 from memeval.evaluation.outcome import NOT_RUN
@@ -28,6 +32,7 @@ from memeval.llm.answer import PaidCalls
 from memeval.results import CaseResult, CaseStatus
 from memeval.runner import refusals, run_case
 from memeval.runner.context import RunOptions
+from memeval.runner.failures import Action, Place, judge
 from memeval.secrets import redact
 from memeval.store import RunStatus
 from memeval.suites.loader import CASE_ADAPTER
@@ -42,96 +47,120 @@ from memeval_farm.settings import FarmSettings
 from memeval_farm.shield import REDIS_FAULTS, shield
 
 log = logging.getLogger(__name__)
-RERUN: tuple[type[Exception], ...] = (EngineUnavailable, *REDIS_FAULTS)
-"""Infrastructure: the case is retried on a fresh tenant until the retries run out."""
 
 
-def register(app: Celery, settings: FarmSettings) -> None:
-    halts = Halts(settings.key_prefix)
-    fence = Fence(settings.key_prefix)
+class Farm:
+    """What one app's tasks share: its settings, and the run flags and dispatch fence in its
+    Redis's key space. Set by `memeval_farm.config.make_app`; one process may hold several
+    apps (a test, a benchmark), each with its own."""
 
-    def superseded(run_id: str, epoch: str | None, what: str) -> bool:
-        if fence.current(getattr(app.backend, "client", None), run_id, epoch):
-            return False
-        log.info("run %s: %s %s", run_id, what, SUPERSEDED)
-        return True
+    def __init__(self, settings: FarmSettings) -> None:
+        self.settings = settings
+        self.halts = Halts(settings.key_prefix)
+        self.fence = Fence(settings.key_prefix)
 
-    def run_case_task(
-        task: Task,
-        run_id: str,
-        case_id: str,
-        trial: int,
-        *,
-        engine: str,
-        case: dict[str, Any],
-        options: dict[str, Any],
-        epoch: str | None = None,
-    ) -> dict[str, Any]:
-        job = CaseJob(
-            run_id=run_id,
-            engine=engine,
-            case=CASE_ADAPTER.validate_python(case),
-            trial=trial,
-            options=RunOptions.model_validate(options),
-        )
-        status = RUNTIME.run_status(run_id)
-        if status is RunStatus.interrupted:
-            return job.reference()  # Ctrl-C'd: a worker that missed the revoke skips it too
-        if superseded(run_id, epoch, f"case {case_id}#{trial} not run:"):
-            return job.reference()
-        if status is None:  # the run was written to another store than this worker's
-            log.error(
-                "run %s is not in this worker's results store (%s): MEMEVAL_DATABASE_URL "
-                "differs from the dispatcher's; handing case %s back",
-                run_id,
-                RUNTIME.store.url.render_as_string(hide_password=True),
-                case_id,
-            )
-            raise retry(task, settings)
-        metrics.case_started(run_id, engine)
-        result = execute(task, job, settings, halts)
-        if superseded(run_id, epoch, f"case {case_id}#{trial} not stored:"):
-            return job.reference()
-        if RUNTIME.run_status(run_id) is not RunStatus.running:  # a closed run's rows stay
-            log.info("run %s is closed: case %s#%d not stored", run_id, case_id, trial)
-            return job.reference()
-        try:
-            RUNTIME.store.upsert_case_result(result)
-        except OperationalError as exc:  # the store is infrastructure too: retry the case
-            raise retry(task, settings, exc) from exc
-        metrics.case_finished(result, job.options.llm.model if job.options.llm else None)
-        began = fence.began(getattr(app.backend, "client", None), run_id)
-        if began is not None and all_landed(RUNTIME.store, run_id, began):
-            finalize(RUNTIME.store, run_id)  # the last case closes its run, chord or none
+
+_FARMS: WeakKeyDictionary[Celery, Farm] = WeakKeyDictionary()
+
+
+def configure(app: Celery, settings: FarmSettings) -> None:
+    _FARMS[app] = Farm(settings)
+
+
+def farm_of(app: Celery) -> Farm:
+    try:
+        return _FARMS[app]
+    except KeyError:
+        raise RuntimeError(
+            f"Celery app {app.main!r} runs memeval's tasks but was not built by "
+            "memeval_farm.config.make_app"
+        ) from None
+
+
+def superseded(app: Celery, run_id: str, epoch: str | None, what: str) -> bool:
+    if farm_of(app).fence.current(getattr(app.backend, "client", None), run_id, epoch):
+        return False
+    log.info("run %s: %s %s", run_id, what, SUPERSEDED)
+    return True
+
+
+@shared_task(name=RUN_CASE, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+def run_case_task(
+    task: Task,
+    run_id: str,
+    case_id: str,
+    trial: int,
+    *,
+    engine: str,
+    case: dict[str, Any],
+    options: dict[str, Any],
+    epoch: str | None = None,
+) -> dict[str, Any]:
+    """Retries (`max_retries`) and time limits are the app's settings (`make_app`)."""
+    app, settings = task.app, farm_of(task.app).settings
+    job = CaseJob(
+        run_id=run_id,
+        engine=engine,
+        case=CASE_ADAPTER.validate_python(case),
+        trial=trial,
+        options=RunOptions.model_validate(options),
+    )
+    status = RUNTIME.run_status(run_id)
+    if status is RunStatus.interrupted:
+        return job.reference()  # Ctrl-C'd: a worker that missed the revoke skips it too
+    if superseded(app, run_id, epoch, f"case {case_id}#{trial} not run:"):
         return job.reference()
+    if status is None:  # the run was written to another store than this worker's
+        log.error(
+            "run %s is not in this worker's results store (%s): MEMEVAL_DATABASE_URL "
+            "differs from the dispatcher's; handing case %s back",
+            run_id,
+            RUNTIME.store.url.render_as_string(hide_password=True),
+            case_id,
+        )
+        raise retry(task, settings)
+    metrics.case_started(run_id, engine)
+    result = execute(task, job, settings, farm_of(app).halts)
+    if superseded(app, run_id, epoch, f"case {case_id}#{trial} not stored:"):
+        return job.reference()
+    if RUNTIME.run_status(run_id) is not RunStatus.running:  # a closed run's rows stay
+        log.info("run %s is closed: case %s#%d not stored", run_id, case_id, trial)
+        return job.reference()
+    try:
+        RUNTIME.store.upsert_case_result(result)
+    except OperationalError as exc:  # the store is infrastructure too: retry the case
+        raise retry(task, settings, exc) from exc
+    metrics.case_finished(result, job.options.llm.model if job.options.llm else None)
+    began = farm_of(app).fence.began(getattr(app.backend, "client", None), run_id)
+    if began is not None and all_landed(RUNTIME.store, run_id, began):
+        finalize(RUNTIME.store, run_id)  # the last case closes its run, chord or none
+    return job.reference()
 
-    def finish_run_task(
-        _refs: list[dict[str, Any]], run_id: str, epoch: str | None = None
-    ) -> dict[str, object]:
-        """An earlier dispatch's chord leaves the run to the latest one's."""
-        if superseded(run_id, epoch, "the closing step of an earlier dispatch skipped:"):
-            return {"run_id": run_id, "superseded": True}
-        return summary(finalize(RUNTIME.store, run_id))
 
-    def finish_sweep_task(
-        _refs: list[dict[str, Any]], run_ids: list[str], epochs: dict[str, str] | None = None
-    ) -> list[dict[str, object]]:
-        """A sweep's runs share one chord, so that one budget and one queue cover them all;
-        each run is still folded and closed on its own, as idempotently as `finish_run`."""
-        return [finish_run_task(_refs, run_id, (epochs or {}).get(run_id)) for run_id in run_ids]
+@shared_task(name=FINISH_RUN, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+def finish_run_task(
+    task: Task, _refs: list[dict[str, Any]], run_id: str, epoch: str | None = None
+) -> dict[str, object]:
+    """An earlier dispatch's chord leaves the run to the latest one's."""
+    return _finish(task.app, run_id, epoch)
 
-    app.task(
-        name=RUN_CASE,
-        shared=False,
-        bind=True,
-        acks_late=True,
-        reject_on_worker_lost=True,
-        max_retries=settings.retries,
-        soft_time_limit=settings.soft_time_limit,
-        time_limit=settings.hard_time_limit,
-    )(run_case_task)
-    for name, callback in ((FINISH_RUN, finish_run_task), (FINISH_SWEEP, finish_sweep_task)):
-        app.task(name=name, shared=False, acks_late=True, reject_on_worker_lost=True)(callback)
+
+@shared_task(name=FINISH_SWEEP, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+def finish_sweep_task(
+    task: Task,
+    _refs: list[dict[str, Any]],
+    run_ids: list[str],
+    epochs: dict[str, str] | None = None,
+) -> list[dict[str, object]]:
+    """A sweep's runs share one chord, so that one budget and one queue cover them all;
+    each run is still folded and closed on its own, as idempotently as `finish_run`."""
+    return [_finish(task.app, run_id, (epochs or {}).get(run_id)) for run_id in run_ids]
+
+
+def _finish(app: Celery, run_id: str, epoch: str | None) -> dict[str, object]:
+    if superseded(app, run_id, epoch, "the closing step of an earlier dispatch skipped:"):
+        return {"run_id": run_id, "superseded": True}
+    return summary(finalize(RUNTIME.store, run_id))
 
 
 def retry(task: Task, settings: FarmSettings, exc: BaseException | None = None) -> Exception:
@@ -173,29 +202,36 @@ def execute(task: Task, job: CaseJob, settings: FarmSettings, halts: Halts) -> C
                 stop = refusals.stop_error(result.engine, alike, result.error or "")
                 halts.raise_flag(client, job.run_id, stop.message)
         return result
-    except CreditsExhausted as exc:
-        reason = redact(str(exc))
-        with contextlib.suppress(*REDIS_FAULTS):
-            halts.raise_flag(client, job.run_id, reason)
-        return job.failed(reason, started, CaseStatus.skipped_credits)
-    except RERUN as exc:
-        tries = task.request.retries
-        if tries < settings.retries:
+    except Exception as exc:  # what it means is the core's one policy (`runner.failures`)
+        verdict = judge(exc, on_farm(task, settings))
+        if verdict.action is Action.retry:
             raise retry(task, settings, exc) from exc
-        what = "the farm's Redis failed" if isinstance(exc, REDIS_FAULTS) else "engine unavailable"
-        reason = f"{what} after {tries + 1} attempts: {exc}"
-    except (TimeoutError, SoftTimeLimitExceeded):
-        reason = f"the case did not finish within {settings.case_timeout:g}s"
-    except Exception as exc:  # a crashing case is a result, so the chord still completes
-        log.error(
-            "case %s#%d of run %s raised:\n%s",
-            job.case.id,
-            job.trial,
-            job.run_id,
-            redact(traceback.format_exc()),
-        )
-        reason = f"{type(exc).__name__}: {exc}"
-    return job.failed(redact(reason), started, attempt=attempt)
+        if verdict.crashed:
+            log.error(
+                "case %s#%d of run %s raised:\n%s",
+                job.case.id,
+                job.trial,
+                job.run_id,
+                redact(traceback.format_exc()),
+            )
+        if verdict.action is Action.halt:  # the account is spent: every worker skips the rest
+            with contextlib.suppress(*REDIS_FAULTS):
+                halts.raise_flag(client, job.run_id, verdict.reason)
+            return job.failed(verdict.reason, started, verdict.status)
+        return job.failed(verdict.reason, started, verdict.status, attempt=attempt)
+
+
+def on_farm(task: Task, settings: FarmSettings) -> Place:
+    """A worker's place: retries left, the farm's Redis as infrastructure, Celery's soft time
+    limit as a timeout."""
+    return Place(
+        farm=True,
+        tries=task.request.retries,
+        retries=settings.retries,
+        infrastructure=REDIS_FAULTS,
+        timeouts=(SoftTimeLimitExceeded,),
+        case_timeout=settings.case_timeout,
+    )
 
 
 async def case_with_limits(job: CaseJob, redis_url: str, attempt: int = 0) -> CaseResult:
