@@ -9,6 +9,10 @@ from pydantic import BaseModel, Field
 from memeval.engines.types import Pack
 
 CHARS_PER_TOKEN = 4
+PACK_K = 12
+"""How many items an adapter asks its engine's own retrieval for, one pack: the same for every
+engine, so a comparison differs in what each engine ranks first, not in how much it may return
+(the pack is then cut to the token budget)."""
 LEARNINGS = "Learnings"
 DOCUMENTS = "Documents"
 AGENT_HISTORY = "This agent's history"

@@ -35,6 +35,7 @@ from pydantic_settings import SettingsConfigDict
 from memeval.engines import idempotency
 from memeval.engines.adapters.library import Ledger, model_service_down
 from memeval.engines.adapters.tiktoken_offline import tiktoken_cache
+from memeval.engines.pack import PACK_K
 from memeval.engines.types import Assertion, Capability, Hit, MemoryItem, QueryResult, Turn
 from memeval.errors import UsageError
 from memeval.models import NOTE
@@ -47,7 +48,6 @@ from memeval.models.local import (
     store_folder,
 )
 
-PACK_K = 12
 _open_engine: CogneeEngine | None = None
 
 

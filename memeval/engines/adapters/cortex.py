@@ -65,7 +65,7 @@ from memeval.engines.adapters.packs import BUDGET_TOKENS, RECALLED
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError, vendor_code
-from memeval.engines.pack import Section, render, turn_bullet
+from memeval.engines.pack import PACK_K, Section, render, turn_bullet
 from memeval.engines.types import (
     Assertion,
     Belief,
@@ -85,7 +85,6 @@ from memeval.errors import AuthRejected, CreditsExhausted, EngineRefused, Unsupp
 log = logging.getLogger(__name__)
 
 ACTOR = "X-Cortex-Actor"
-PACK_K = 12
 DERIVED_K = 4  # beliefs and facts a pack asks for beside its events
 LISTING = 200
 MAX_PAGES = 500

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
+from memeval.engines.pack import PACK_K
 from memeval.engines.types import (
     Assertion,
     Capability,
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
     from graphiti_core.search.search_config import SearchResults
     from graphiti_core.search.search_filters import SearchFilters
 
-PACK_K = 12
 _FTS_INDEX = re.compile(r"CREATE_FTS_INDEX\('(\w+)', '(\w+)'")
 FIXTURE = "fixture"
 

@@ -27,6 +27,7 @@ from pydantic_settings import SettingsConfigDict
 
 from memeval.engines import idempotency
 from memeval.engines.adapters.library import Ledger, model_service_down
+from memeval.engines.pack import PACK_K
 from memeval.engines.types import Assertion, Capability, Hit, MemoryItem, QueryResult, Turn
 from memeval.models import NOTE
 from memeval.models.local import ModelSettings, SearchPacks, check_models, library_missing, said
@@ -34,7 +35,6 @@ from memeval.models.local import ModelSettings, SearchPacks, check_models, libra
 if TYPE_CHECKING:
     from langgraph.store.memory import InMemoryStore
 
-PACK_K = 12
 LIST_MAX = 10_000
 ROOT = "memeval"
 NAMESPACE = (ROOT, "{langgraph_user_id}")

@@ -40,6 +40,7 @@ from pydantic_settings import SettingsConfigDict
 from memeval.engines import idempotency
 from memeval.engines.adapters.letta_server import LettaServer
 from memeval.engines.adapters.library import Ledger
+from memeval.engines.pack import PACK_K
 from memeval.engines.types import Assertion, Capability, Hit, MemoryItem, QueryResult, Turn
 from memeval.errors import EngineUnavailable, UsageError
 from memeval.models import NOTE
@@ -55,7 +56,6 @@ from memeval.models.local import (
 if TYPE_CHECKING:
     from letta_client import AsyncLetta
 
-PACK_K = 12
 LIST_PAGE = 1_000
 # Letta's agent needs a context window to be created; the stand-in model has no real one.
 CONTEXT_WINDOW = 32_000

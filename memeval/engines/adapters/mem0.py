@@ -48,6 +48,7 @@ from memeval.engines.adapters.packs import pack_of
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError
+from memeval.engines.pack import PACK_K
 from memeval.engines.types import (
     Assertion,
     Capability,
@@ -68,7 +69,6 @@ FORGET = "/v1/memories/"
 EVENT = "/v1/event/{}/"
 ID_TAG = "memeval_id"
 WRITE_TAG = "memeval_write"
-PACK_K = 12
 SDK = "mem0ai 2.2.1"
 
 

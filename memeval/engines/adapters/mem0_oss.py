@@ -37,6 +37,7 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from memeval.engines import idempotency
+from memeval.engines.pack import PACK_K
 from memeval.engines.types import (
     Assertion,
     Capability,
@@ -60,7 +61,6 @@ if TYPE_CHECKING:
 
 ID_TAG = "memeval_id"
 WRITE_TAG = "memeval_write"
-PACK_K = 12
 LIST_MAX = 10_000
 COLLECTION = "memeval"
 

@@ -37,6 +37,7 @@ from memeval.engines.adapters.cortex_scope import tenant_id
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError
+from memeval.engines.pack import PACK_K
 from memeval.engines.types import (
     Assertion,
     Capability,
@@ -49,7 +50,6 @@ from memeval.engines.types import (
 SDK = "supermemory 5.0.1"
 ID_TAG = "memeval_id"
 WRITE_TAG = "memeval_write"
-PACK_K = 12
 PAGE = 100
 
 

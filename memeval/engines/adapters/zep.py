@@ -43,6 +43,7 @@ from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError
 from memeval.engines.idempotency import HEADER
+from memeval.engines.pack import PACK_K
 from memeval.engines.types import (
     Assertion,
     Capability,
@@ -56,7 +57,6 @@ SDK = "zep-cloud 4.0.1"
 API = "/api/v4"
 ID_TAG = "memeval_id"
 WRITE_TAG = "memeval_write"
-PACK_K = 12
 MAX_MESSAGES = 30  # per add_messages call (Zep's documented limit)
 DONE = frozenset({"succeeded", "partial"})
 
