@@ -20,7 +20,7 @@ from tests.infra.conftest import free_port, wait_ready, worker
 from tests.store.conftest import PG_ADMIN_URL, _pg_admin
 
 BAD_INPUT, CREDITS_OUT = 2, 6
-FEW_SECONDS = 20.0  # the whole command, interpreter start included, on a loaded 2-core machine
+FEW_SECONDS = 30.0  # the whole command, interpreter start included, on a 2-core machine loaded 5x
 
 
 def _listening(port: int) -> bool:
