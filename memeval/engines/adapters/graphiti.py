@@ -22,7 +22,8 @@ Three gaps in graphiti-core 0.31's Kuzu driver are bridged here, not patched in 
 it has no `_database` (graphiti reads it to scope a request; Kuzu has one database, so any
 value serves); its `build_indices_and_constraints` does nothing, so the full-text indexes are
 created through the driver's own maintenance operations; and those indexes go stale when a
-tenant is deleted, so they are rebuilt after each delete.
+tenant is deleted, so they are rebuilt after each delete, in the database opened again (a
+rebuild in the database that did the delete crashes Kuzu 0.11: `_reopen`).
 
 Writes and reads take turns on one asyncio lock: Kuzu runs one write transaction at a time.
 """
@@ -143,7 +144,9 @@ class GraphitiEngine(SearchPacks):
         from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
 
         s = self.settings
-        self.folder = store_folder(self.name, s.store_dir)
+        fresh = self.folder is None
+        if self.folder is None:
+            self.folder = store_folder(self.name, s.store_dir)
         driver = await asyncio.to_thread(KuzuDriver, db=str(self.folder / "graph.kuzu"))
         driver._database = ""  # one database per Kuzu folder: any name scopes every request
         llm = LLMConfig(api_key=s.key, base_url=s.url, model=s.llm_model, small_model=s.small_model)
@@ -159,7 +162,8 @@ class GraphitiEngine(SearchPacks):
             embedder=OpenAIEmbedder(embedder),
             cross_encoder=OpenAIRerankerClient(config=llm),
         )
-        await driver.graph_ops.build_indices_and_constraints(driver)
+        if fresh:  # a reopened folder has its indexes (`_reopen`)
+            await driver.graph_ops.build_indices_and_constraints(driver)
         self._graph = graph
         return graph
 
@@ -289,9 +293,22 @@ class GraphitiEngine(SearchPacks):
 
         async def delete(graph: Graphiti) -> None:
             await Node.delete_by_group_id(graph.driver, group_id(tenant))
-            await _rebuild_text_indexes(graph)
+            await self._reopen()
+            await _rebuild_text_indexes(await self._open())
 
         await self._call(delete)
+
+    async def _reopen(self) -> None:
+        """Kuzu 0.11 crashes the process (a segfault inside `CREATE_FTS_INDEX` or the next
+        `CHECKPOINT`) when a full-text index is dropped and made again in the database that
+        just deleted the rows it covered: the second or third tenant deleted in one process
+        did it every time. Closing the database and opening the same folder again before the
+        rebuild keeps the data and avoids it."""
+        graph, self._graph = self._graph, None
+        if graph is not None:
+            driver = graph.driver
+            await asyncio.to_thread(driver.client.close)
+            await asyncio.to_thread(driver.db.close)
 
     # ---- lifecycle face -------------------------------------------------------------------
 
