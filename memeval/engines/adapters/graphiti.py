@@ -304,11 +304,12 @@ class GraphitiEngine(SearchPacks):
         just deleted the rows it covered: the second or third tenant deleted in one process
         did it every time. Closing the database and opening the same folder again before the
         rebuild keeps the data and avoids it."""
+        from graphiti_core.driver.kuzu_driver import KuzuDriver
+
         graph, self._graph = self._graph, None
-        if graph is not None:
-            driver = graph.driver
-            await asyncio.to_thread(driver.client.close)
-            await asyncio.to_thread(driver.db.close)
+        if graph is not None and isinstance(graph.driver, KuzuDriver):
+            await asyncio.to_thread(graph.driver.client.close)
+            await asyncio.to_thread(graph.driver.db.close)
 
     # ---- lifecycle face -------------------------------------------------------------------
 
