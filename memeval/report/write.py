@@ -35,24 +35,31 @@ def render_as(report: RunReport, fmt: Format, intervals: RunIntervals | None = N
     without indentation, which made a sixth of a large run's file. The HTML is the one-file
     page, every case in it (`write_html` writes the paged one). Every report format leaves
     through here or `write_html`, so these are where a secret quoted in a result is masked."""
-    report = redact_model(report)
+    return _render(redact_model(report), fmt, intervals)
+
+
+def _render(masked: RunReport, fmt: Format, intervals: RunIntervals | None) -> str:
     if fmt is Format.json:
-        return report.model_dump_json() + "\n"
-    ci = intervals or run_intervals(report)
-    return render(report, ci) if fmt is Format.md else render_html(report, ci)
+        return masked.model_dump_json() + "\n"
+    ci = intervals or run_intervals(masked)
+    return render(masked, ci) if fmt is Format.md else render_html(masked, ci)
 
 
 def write_html(report: RunReport, path: Path, intervals: RunIntervals | None = None) -> list[Path]:
     """The HTML report at `path` and, for a run too large for one page, its case pages in
     `pages_folder(path)`; returns the case pages written. Pages of an earlier, larger report
     there are removed: the summary links exactly the pages beside it."""
+    return _write_html(redact_model(report), path, intervals)
+
+
+def _write_html(masked: RunReport, path: Path, intervals: RunIntervals | None) -> list[Path]:
     folder = pages_folder(path)
     if folder.exists() and not all(_PAGE.fullmatch(p.name) for p in folder.iterdir()):
         raise UsageError(
             f"{folder} holds files other than case pages, and the report's pages go there",
             fix="move them, or write the report under another name",
         )
-    written = render_pages(redact_model(report), path.name, intervals)
+    written = render_pages(masked, path.name, intervals)
     part = folder.with_name(f".{folder.name}.part")
     shutil.rmtree(part, ignore_errors=True)
     try:
@@ -86,12 +93,13 @@ def write_reports(report: RunReport, out_dir: Path) -> dict[str, Path]:
         raise UsageError(f"{out_dir} is a file", fix="give --out a folder for the reports")
     out_dir.mkdir(parents=True, exist_ok=True)
     ci = run_intervals(report)
+    masked = redact_model(report)  # once: the scan reads every pack
     paths = {}
     for fmt in Format:
         path = out_dir / f"report.{fmt.value}"
         if fmt is Format.html:
-            write_html(report, path, ci)
+            _write_html(masked, path, ci)
         else:
-            _replace(path, render_as(report, fmt, ci))
+            _replace(path, _render(masked, fmt, ci))
         paths[fmt.value] = path
     return paths
