@@ -137,12 +137,10 @@ def render_pages(
     checks fit in `ONE_FILE` (the built-in suites: under a megabyte) stays one page, every
     item a search away."""
     ci = intervals or run_intervals(report)
-    chunks = _chunks(report.cases)
-    if sum(_weight(item) for chunk in chunks for item in chunk) <= ONE_FILE:
+    paged = _paging(report, main)
+    if paged is None:
         return HtmlPages(main=render_html(report, ci), pages={})
-    folder = pages_folder(Path(main)).name
-    names = [f"{folder}/{n:03d}.html" for n in range(1, len(chunks) + 1)]
-    index = [_entry(name, chunk) for name, chunk in zip(names, chunks, strict=True)]
+    chunks, index = paged
     failing = [
         item | {"href": entry["href"]}
         for chunk, entry in zip(chunks, index, strict=True)
@@ -152,10 +150,36 @@ def render_pages(
     data = run_data(report, ci, failing[:FAILURES]) | {"failures": len(failing), "index": index}
     summary = page(f"memeval run {report.label}", _subtitle(report), data)
     pages = {
-        name: _case_page(report, main, index, n, chunk)
-        for n, (name, chunk) in enumerate(zip(names, chunks, strict=True))
+        entry["href"]: _case_page(report, main, index, n, chunk)
+        for n, (entry, chunk) in enumerate(zip(index, chunks, strict=True))
     }
     return HtmlPages(main=summary, pages=pages)
+
+
+def case_page(report: RunReport, main: str, name: str) -> str | None:
+    """The case page `render_pages` would write as `name` beside `main`, alone and without
+    the bootstrap the summary needs: what a server hands out a page at a time."""
+    paged = _paging(report, main)
+    if paged is None:
+        return None
+    chunks, index = paged
+    hrefs = [entry["href"] for entry in index]
+    if name not in hrefs:
+        return None
+    n = hrefs.index(name)
+    return _case_page(report, main, index, n, chunks[n])
+
+
+def _paging(
+    report: RunReport, main: str
+) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]] | None:
+    """The pages' items and the summary's index of them; None for a run that fits one file."""
+    chunks = _chunks(report.cases)
+    if sum(_weight(item) for chunk in chunks for item in chunk) <= ONE_FILE:
+        return None
+    folder = pages_folder(Path(main)).name
+    names = [f"{folder}/{n:03d}.html" for n in range(1, len(chunks) + 1)]
+    return chunks, [_entry(name, chunk) for name, chunk in zip(names, chunks, strict=True)]
 
 
 def _weight(item: dict[str, Any]) -> int:
@@ -207,7 +231,7 @@ def _case_page(
         "kind": "cases",
         "page": n + 1,
         "pages": len(index),
-        "summary": f"../{Path(main).name}",
+        "summary": f"../{main}",
         "prev": sibling(n - 1),
         "next": sibling(n + 1),
         "items": chunk,

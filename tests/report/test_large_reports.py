@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from benchmarks.report_speed import longmemeval_run
@@ -19,8 +20,10 @@ from memeval.report.markdown import MISS_LINES, render
 from memeval.report.tables import SCENARIO_ROWS
 from memeval.report.write import write_html
 from memeval.results import RunReport
+from memeval.store import PlannedCase
 from tests.cli_here import run_cli_here
 from tests.report.chromium import Elements, browse
+from tests.viewer.conftest import fresh_store, serving
 
 DATA = re.compile(r'<script type="application/json" id="memeval-data">(.*?)</script>', re.S)
 
@@ -164,3 +167,32 @@ def test_the_summary_and_a_case_page_draw_in_chromium(written, runs, tmp_path):
     assert len(shown.all("tr", class_="item")) == len(mine) == 2  # that case alone, opened
     assert len(shown.all("pre", class_="pack")) == 2
     assert shown.all("a", class_="summary", href="../report.html")
+
+
+def test_the_viewer_serves_the_summary_and_its_pages(runs, tmp_path):
+    report = runs[300]
+    store = fresh_store(tmp_path)
+    store.create_run(
+        run_id=report.run_id,
+        label=report.label,
+        engine=report.engine,
+        suite=report.suite,
+        planned=[PlannedCase(case_id=c.case_id, trial=c.trial, kind=c.kind) for c in report.cases],
+    )
+    for case in report.cases:
+        store.upsert_case_result(case)
+    # Each page folds the run from the store afresh: seconds on a loaded machine.
+    with serving(store) as url, httpx.Client(timeout=120) as http:
+        base = f"{url}/runs/{report.run_id}/"
+        summary = http.get(base + "report")
+        assert summary.status_code == 200 and len(summary.text) < 1_000_000
+        index = data(summary.text)["index"]
+        seen = []
+        for entry in index:  # relative links, resolved as a browser resolves them
+            page = http.get(base + entry["href"])
+            assert page.status_code == 200
+            got = data(page.text)
+            assert got["summary"] == "../report"  # from report-cases/: the summary above
+            seen += [key(item) for item in got["items"]]
+        assert seen == [key(item) for case in report.cases for item in items(case)]
+        assert http.get(base + "report-cases/999.html").status_code == 404
