@@ -81,29 +81,36 @@ def synthetic_run(cases: int, probes: int, seed: int = 1) -> RunReport:
                     evidence_rank=rng.randint(1, 8) if hit else None,
                 )
             )
-        results.append(
-            CaseResult(
-                run_id="bench",
-                case_id=f"lifecycle/conv-{c}",
-                kind="scenario",
-                engine="reference",
-                tenant=f"t{c}",
-                status=CaseStatus.done,
-                score=sum(p.hit for p in found) / len(found),
-                probes=found,
-                timings=[
-                    Timing(step="probe", call="pre_turn", ms=rng.uniform(5, 30)) for _ in found
-                ],
-            )
-        )
+        timings = [Timing(step="probe", call="pre_turn", ms=rng.uniform(5, 30)) for _ in found]
+        results.append(scenario(f"conv-{c}", c, found, timings))
+    return bench_report(results, "synthetic")
+
+
+def scenario(name: str, n: int, probes: list[ProbeResult], timings: list[Timing]) -> CaseResult:
+    """A done scenario case of the bench run, scored as its probes hit."""
+    return CaseResult(
+        run_id="bench",
+        case_id=f"lifecycle/{name}",
+        kind="scenario",
+        engine="reference",
+        tenant=f"t{n}",
+        status=CaseStatus.done,
+        score=sum(p.hit for p in probes) / len(probes),
+        probes=probes,
+        timings=timings,
+    )
+
+
+def bench_report(cases: list[CaseResult], suite: str) -> RunReport:
+    now = datetime.now(UTC)
     return build_report(
         run_id="bench",
         label="bench",
         engine="reference",
-        suite="synthetic",
-        started_at=datetime.now(UTC),
-        finished_at=datetime.now(UTC),
-        cases=results,
+        suite=suite,
+        started_at=now,
+        finished_at=now,
+        cases=cases,
         planned=[],
     )
 
@@ -143,29 +150,11 @@ def longmemeval_run(cases: int, seed: int = 1) -> RunReport:
             )
             for phase in (Phase.recall, Phase.synthesis)
         ]
+        timing = Timing(step="probe", call="pre_turn", ms=rng.uniform(0.3, 2))
         results.append(
-            CaseResult(
-                run_id="bench",
-                case_id=f"lifecycle/longmemeval-gen_{c}{'_abs' if abstain else ''}",
-                kind="scenario",
-                engine="reference",
-                tenant=f"t{c}",
-                status=CaseStatus.done,
-                score=0.0 if abstain else 1.0,
-                probes=probes,
-                timings=[Timing(step="probe", call="pre_turn", ms=rng.uniform(0.3, 2))] * 2,
-            )
+            scenario(f"longmemeval-gen_{c}{'_abs' if abstain else ''}", c, probes, [timing] * 2)
         )
-    return build_report(
-        run_id="bench",
-        label="bench",
-        engine="reference",
-        suite="longmemeval:generated",
-        started_at=datetime.now(UTC),
-        finished_at=datetime.now(UTC),
-        cases=results,
-        planned=[],
-    )
+    return bench_report(results, "longmemeval:generated")
 
 
 def chromium_wall(page: Path, profile: Path, *args: str) -> tuple[float, str]:
