@@ -10,7 +10,7 @@ import pytest
 
 from memeval.report import write_reports
 from memeval.report.compare import compare
-from memeval.report.html import render_compare_html
+from memeval.report.html import items, render_compare_html
 from memeval.report.tables import latency_rows
 from tests.report.chromium import VIEW, Elements, browse, chromium
 from tests.report.factory import HOSTILE, SCENARIOS
@@ -40,6 +40,10 @@ def test_the_run_report_draws_its_charts_and_table(dom, reference_run):
     assert units > VIEW  # enough to need a second view of the table
     assert len(page.all("tr", class_="item")) == VIEW  # a view at a time, however many
     assert f"1–{VIEW} of {units} shown" in dom
+    failing = sum(not i["ok"] for case in reference_run.cases for i in items(case))
+    assert 0 < failing < VIEW
+    marks = [a["class"] for t, a in page.found if t == "span" and a.get("class") in ("ok", "fail")]
+    assert marks == ["fail"] * failing + ["ok"] * (VIEW - failing)  # failures first
     assert not page.all("tr", class_="detail")  # closed until clicked
 
 

@@ -307,7 +307,7 @@
   // every item. Each item's search text is built on the first search, not on load.
   var VIEW = 100;
 
-  function itemTable(items) {
+  function itemTable(items, failuresFirst) {
     var search = el("input", { type: "search", placeholder: "Search cases, questions, packs…",
       "aria-label": "search" });
     var filter = el("select", { "aria-label": "filter" }, [
@@ -328,6 +328,10 @@
     var entries = items.map(function (item, index) {
       return { item: item, index: index, tr: null, detail: null, haystack: null };
     });
+    if (failuresFirst) {
+      entries = entries.filter(function (e) { return !e.item.ok; })
+        .concat(entries.filter(function (e) { return e.item.ok; }));
+    }
     var matched = entries, start = 0, only = null;
     var whole = el("button", { type: "button", class: "whole", hidden: true });
 
@@ -500,8 +504,9 @@
     }
     parts.push(el("div", { class: "grid2" }, charts));
     if (!d.index) {
-      parts.push(section("Probes and checks", itemTable(d.items),
-        "Click a row to open its pack (or, for a check, the hits the engine returned)."));
+      parts.push(section("Probes and checks", itemTable(d.items, true),
+        "Failures first. Click a row to open its pack (or, for a check, the hits the engine " +
+        "returned)."));
     }
     if (d.accuracy.length) {
       parts.push(section("Accuracy by scenario and phase", [dataTable(
