@@ -16,11 +16,11 @@ from memeval.llm.sweep import sweep_runs
 from memeval.report.compare import GroupBy, Verdict, compare
 from memeval.report.compare_markdown import render_compare
 from memeval.report.gate import EXIT_REGRESSION
-from memeval.report.html import render_compare_html
+from memeval.report.html import pages_folder, render_compare_html
 from memeval.report.intervals import run_intervals
 from memeval.report.source import load_report
 from memeval.report.stats import RESAMPLES
-from memeval.report.write import Format, render_as
+from memeval.report.write import Format, render_as, write_html
 from memeval.results import RunReport
 from memeval.store import Store, open_store
 
@@ -91,7 +91,9 @@ def report(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Write to this file (or into this folder as report.<format>).",
+            help="Write to this file (or into this folder as report.<format>). A large run's "
+            "HTML puts its case pages beside the file, in <name>-cases/; on stdout it is one "
+            "file holding every case.",
             show_default="stdout",
         ),
     ] = None,
@@ -111,11 +113,17 @@ def report(
         check_output("--out", out)
     loaded = load_report(_run_refs([run], database_url, sweeps=False)[0], database_url)
     ci = None if fmt is Format.json else run_intervals(loaded, resamples=resamples)
-    text = render_as(loaded, fmt, ci)
     if out is None:
-        typer.echo(text, nl=False)
+        typer.echo(render_as(loaded, fmt, ci), nl=False)
         return
-    _write(out / f"report.{fmt.value}" if out.is_dir() else out, text)
+    path = out / f"report.{fmt.value}" if out.is_dir() else out
+    if fmt is not Format.html:
+        _write(path, render_as(loaded, fmt, ci))
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pages = write_html(loaded, path, ci)
+    beside = f", its {len(pages)} case pages in {pages_folder(path)}/" if pages else ""
+    err.print(f"wrote {path}{beside}", highlight=False, soft_wrap=True)
 
 
 def compare_runs(

@@ -15,7 +15,10 @@ import html
 import json
 from functools import cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from memeval.importers.sources import is_benchmark
 from memeval.report.caveats import (
@@ -42,6 +45,7 @@ from memeval.report.tables import (
     scenario_name,
     status_counts,
     tag_rows,
+    worst_scenarios,
 )
 from memeval.results import CaseResult, CaseStatus, Kpi, Phase, QueryLog, RunReport
 from memeval.suites.fixture import WEIGHTS, Dimension
@@ -95,8 +99,147 @@ def page(title: str, subtitle: str, data: dict[str, Any]) -> str:
 # ---- a run ------------------------------------------------------------------------------------
 
 
+ONE_FILE = 2_000_000  # characters of probes and checks a report holds before it is paged
+PAGE_ITEMS = 250  # probes and checks on one case page: a LongMemEval page is about 1.4 MB
+FAILURES = 100  # failing probes and checks the summary page of a paged report shows
+
+
+class HtmlPages(BaseModel):
+    """A run's HTML report as files: `main` opens at once whatever the run's size; `pages`
+    (named by their path relative to `main`, in order) hold every probe and check. A run small
+    enough for one page has no `pages`, its `main` being `render_html`'s one file."""
+
+    main: str
+    pages: dict[str, str]
+
+
+def pages_folder(main: Path) -> Path:
+    """Where the case pages of the report written to `main` go: `report-cases/` beside
+    `report.html`, so a folder of reports can be zipped, mailed and opened offline."""
+    return main.with_name(f"{main.stem}-cases")
+
+
 def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str:
+    """The report as one file, every probe and check in it: for stdout and the viewer, where
+    there is no folder to put pages in. The page draws its table a view at a time, so it opens
+    quickly at any size; only its file grows with the run."""
     ci = intervals or run_intervals(report)
+    every = [item for case in report.cases for item in items(case)]
+    return page(f"memeval run {report.label}", _subtitle(report), run_data(report, ci, every))
+
+
+def render_pages(
+    report: RunReport, main: str = "report.html", intervals: RunIntervals | None = None
+) -> HtmlPages:
+    """A summary page of bounded size (the numbers, the charts, the first failures and an
+    index of pages) and the case pages it links, `PAGE_ITEMS` probes and checks each. Pages
+    cut between cases; only a case larger than a page spans two. A run whose probes and
+    checks fit in `ONE_FILE` (the built-in suites: under a megabyte) stays one page, every
+    item a search away."""
+    ci = intervals or run_intervals(report)
+    paged = _paging(report, main)
+    if paged is None:
+        return HtmlPages(main=render_html(report, ci), pages={})
+    chunks, index = paged
+    failing = [
+        item | {"href": entry["href"]}
+        for chunk, entry in zip(chunks, index, strict=True)
+        for item in chunk
+        if not item["ok"]
+    ]
+    data = run_data(report, ci, failing[:FAILURES]) | {"failures": len(failing), "index": index}
+    summary = page(f"memeval run {report.label}", _subtitle(report), data)
+    pages = {
+        entry["href"]: _case_page(report, main, index, n, chunk)
+        for n, (entry, chunk) in enumerate(zip(index, chunks, strict=True))
+    }
+    return HtmlPages(main=summary, pages=pages)
+
+
+def case_page(report: RunReport, main: str, name: str) -> str | None:
+    """The case page `render_pages` would write as `name` beside `main`, alone and without
+    the bootstrap the summary needs: what a server hands out a page at a time."""
+    paged = _paging(report, main)
+    if paged is None:
+        return None
+    chunks, index = paged
+    hrefs = [entry["href"] for entry in index]
+    if name not in hrefs:
+        return None
+    n = hrefs.index(name)
+    return _case_page(report, main, index, n, chunks[n])
+
+
+def _paging(
+    report: RunReport, main: str
+) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]] | None:
+    """The pages' items and the summary's index of them; None for a run that fits one file."""
+    chunks = _chunks(report.cases)
+    if sum(_weight(item) for chunk in chunks for item in chunk) <= ONE_FILE:
+        return None
+    folder = pages_folder(Path(main)).name
+    names = [f"{folder}/{n:03d}.html" for n in range(1, len(chunks) + 1)]
+    return chunks, [_entry(name, chunk) for name, chunk in zip(names, chunks, strict=True)]
+
+
+def _weight(item: dict[str, Any]) -> int:
+    """About the characters an item adds to a page: its texts and a row's worth of keys."""
+    return 200 + len(item["pack"]) + len(item["text"]) + sum(len(v) for _, v in item["facts"])
+
+
+def _chunks(cases: list[CaseResult]) -> list[list[dict[str, Any]]]:
+    out: list[list[dict[str, Any]]] = [[]]
+    for case in cases:
+        rows = items(case)
+        if out[-1] and len(out[-1]) + len(rows) > PAGE_ITEMS:
+            out.append([])
+        out[-1] += rows
+        while len(out[-1]) > PAGE_ITEMS:
+            out.append(out[-1][PAGE_ITEMS:])
+            out[-2] = out[-2][:PAGE_ITEMS]
+    return out
+
+
+def _entry(name: str, chunk: list[dict[str, Any]]) -> dict[str, Any]:
+    cases = list(dict.fromkeys((item["case"], item["trial"]) for item in chunk))
+    return {
+        "href": name,
+        "first": f"{cases[0][0]} #{cases[0][1]}",
+        "last": f"{cases[-1][0]} #{cases[-1][1]}",
+        "cases": len(cases),
+        "items": len(chunk),
+        "failing": sum(not item["ok"] for item in chunk),
+    }
+
+
+def _case_page(
+    report: RunReport, main: str, index: list[dict[str, Any]], n: int, chunk: list[dict[str, Any]]
+) -> str:
+    """Links are relative to the page's own folder: the pages sit beside each other, the
+    summary one level up."""
+
+    def sibling(k: int) -> str | None:
+        return Path(index[k]["href"]).name if 0 <= k < len(index) else None
+
+    here = index[n]
+    title = f"memeval run {report.label} · cases page {n + 1} of {len(index)}"
+    subtitle = (
+        f"{here['first']} – {here['last']} · {plural(here['cases'], 'case')} · "
+        f"{here['items']} probes and checks, {here['failing']} failing"
+    )
+    data = {
+        "kind": "cases",
+        "page": n + 1,
+        "pages": len(index),
+        "summary": f"../{main}",
+        "prev": sibling(n - 1),
+        "next": sibling(n + 1),
+        "items": chunk,
+    }
+    return page(title, subtitle, data)
+
+
+def _subtitle(report: RunReport) -> str:
     notes = (
         models_note(report),
         engine_models_note(report),
@@ -104,7 +247,7 @@ def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str
         infra_note(report),
         overbilling_note(report),
     )
-    subtitle = (
+    return (
         f"engine {readable_engine(report.engine)} · suite {report.suite}"
         + (f" ({report.subset})" if report.subset else "")
         + f" · run {report.run_id} · "
@@ -112,10 +255,11 @@ def render_html(report: RunReport, intervals: RunIntervals | None = None) -> str
         + (f" · {len(report.missing)} missing" if report.missing else "")
         + "".join(f" · {note}" for note in notes if note)
     )
-    return page(f"memeval run {report.label}", subtitle, run_data(report, ci))
 
 
-def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
+def run_data(
+    report: RunReport, ci: RunIntervals, shown_items: list[dict[str, Any]]
+) -> dict[str, Any]:
     def interval(name: str) -> dict[str, Any]:
         return ci.intervals.get(name, Interval(value=None)).model_dump()
 
@@ -136,19 +280,20 @@ def run_data(report: RunReport, ci: RunIntervals) -> dict[str, Any]:
         {"name": name, "weight": weight, **interval(name), **shown(name)}
         for name, weight in [*((d.value, WEIGHTS[d]) for d in Dimension), (COMPOSITE, 1.0)]
     ]
-    accuracy = accuracy_rows(report.cases)
+    accuracy, scenarios = worst_scenarios(accuracy_rows(report.cases))
     return {
         "kind": "run",
         "resamples": ci.resamples,
         "headline": headline,
         "dimensions": dimensions if any(c.kind == "fixture" for c in report.cases) else [],
         "heat": _heat(accuracy),
+        "scenarios": scenarios,
         "latency": [r.model_dump() for r in latency_rows(report.cases)],
         "cost": [r.model_dump() | {"shown": _cost(r)} for r in cost_rows(report.cases)],
         "accuracy": [r.model_dump() for r in accuracy],
         "tags": [r.model_dump() for r in tag_rows(report.cases)],
         "kpis": [_kpi(k, report, ci) for k in report.overall_kpis],
-        "items": [item for case in report.cases for item in items(case)],
+        "items": shown_items,
     }
 
 

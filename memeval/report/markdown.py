@@ -30,6 +30,7 @@ from memeval.report.tables import (
     style_rows,
     tag_rows,
     usage,
+    worst_scenarios,
 )
 from memeval.report.triple import run_lines
 from memeval.results import RunReport
@@ -221,14 +222,25 @@ def _accuracy_cells(row: AccuracyRow) -> list[str]:
 
 
 def _accuracy(report: RunReport) -> list[str]:
-    rows = accuracy_rows(report.cases)
+    rows, scenarios = worst_scenarios(accuracy_rows(report.cases))
     if not rows:
         return []
     styles = [_accuracy_cells(r) for r in style_rows(report.cases)]
+    shown = len({r.name for r in rows}) - 1
+    cut = (
+        [
+            "",
+            f"The {shown} of {scenarios} scenarios missing the most probes, and all of them "
+            "pooled; every case is in report.json and report.html.",
+        ]
+        if shown < scenarios
+        else []
+    )
     out = [
         "## Accuracy by scenario and phase",
         "",
         *table(_ACCURACY, [_accuracy_cells(r) for r in rows]),
+        *cut,
         "",
         "## Scores by question style",
         "",
@@ -347,9 +359,20 @@ def _agreement(report: RunReport) -> list[str]:
     return out
 
 
+MISS_PACKS = 50  # misses shown with the head of their pack (a small run: all of them)
+MISS_LINES = 200  # misses listed at all: past these the file would be a dump, not a report
+
+
+def _clip(line: str, most: int = 300) -> str:
+    """A pack line cut to what shows what the engine returned: a benchmark's turns run to
+    a thousand characters, and the whole pack is in report.json and report.html."""
+    return line if len(line) <= most else line[: most - 1] + "…"
+
+
 def _misses(report: RunReport) -> list[str]:
     out = ["## Misses", ""]
-    for m in misses(report.cases):
+    found = misses(report.cases)
+    for n, m in enumerate(found[:MISS_LINES]):
         line = f"- `{m.case_id}` #{m.trial} {m.where}: **{m.status}**"
         if m.question:
             line += f" — {literal(m.question)}"
@@ -358,8 +381,18 @@ def _misses(report: RunReport) -> list[str]:
         out.append(line)
         if m.detail:
             out.append(f"  - {literal(m.detail)}")
-        if m.head:
-            out += ["", *fenced(m.head), ""]
-    if len(out) == 2:
+        if m.head and n < MISS_PACKS:
+            out += ["", *fenced([_clip(line) for line in m.head]), ""]
+    if not found:
         out.append("None.")
+    elif len(found) > MISS_PACKS:
+        listed = min(len(found), MISS_LINES)
+        unlisted = len(found) - listed
+        rest = f"; the other {unlisted} are not listed here" if unlisted else ""
+        out += [
+            "",
+            f"{len(found)} misses: the first {MISS_PACKS} with the head of their pack, "
+            f"{listed - MISS_PACKS} more as a line each{rest}. Every miss, with its whole "
+            "pack, is in report.json and report.html (choose “misses only”).",
+        ]
     return out

@@ -151,6 +151,26 @@ def accuracy_rows(cases: list[CaseResult]) -> list[AccuracyRow]:
     return rows
 
 
+SCENARIO_ROWS = 30
+
+
+def worst_scenarios(
+    rows: list[AccuracyRow], limit: int = SCENARIO_ROWS
+) -> tuple[list[AccuracyRow], int]:
+    """`rows` cut to the `all` rows and those of the `limit` scenarios missing the most probes
+    (ties by name), in their order; and how many scenarios there were. An imported benchmark
+    is one scenario a question, so its table by scenario would be one row a case: thousands of
+    rows nobody reads, where the few that fail are what a reader came for."""
+    missed: dict[str, float] = defaultdict(float)
+    for r in rows:
+        if r.name != ALL:
+            missed[r.name] += r.probes * (1 - (r.pack_hit or 0.0))
+    if len(missed) <= limit:
+        return rows, len(missed)
+    kept = set(sorted(missed, key=lambda name: (-missed[name], name))[:limit])
+    return [r for r in rows if r.name == ALL or r.name in kept], len(missed)
+
+
 def style_rows(cases: list[CaseResult]) -> list[AccuracyRow]:
     probes = [p for c in cases if c.kind == "scenario" for p in c.probes]
     styles = sorted({p.style for p in probes})

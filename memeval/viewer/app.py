@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from memeval.report.compare import GroupBy, compare
-from memeval.report.html import render_compare_html, render_html
+from memeval.report.html import case_page, pages_folder, render_compare_html, render_pages
 from memeval.report.stored import fold_run
 from memeval.store import Store
 from memeval.viewer import pages
@@ -43,6 +43,7 @@ POLICY = (
 """Our pages run our own script and style only. The stored reports and compare pages carry
 their own, stricter policy (hashes of their inline script and style) and are served as-is."""
 LEADERBOARD_RUNS = 5000
+REPORT = "report"  # the report's path under /runs/RUN_ID/, which its case pages link back to
 
 
 def create_app(store: Store, token: str | None = None) -> FastAPI:
@@ -103,8 +104,18 @@ def create_app(store: Store, token: str | None = None) -> FastAPI:
 
     @app.get("/runs/{run_id}/report", response_class=HTMLResponse)
     def report(run_id: str) -> HTMLResponse:
+        """The report as `memeval run` writes it: a large run's summary, its case pages
+        served beside it, so the page stays small whatever the run's size."""
         run_or_404(run_id)
-        return _own_policy(render_html(fold_run(store, run_id)))
+        return _own_policy(render_pages(fold_run(store, run_id), REPORT).main)
+
+    @app.get("/runs/{run_id}/report-cases/{name}", response_class=HTMLResponse)
+    def report_page(run_id: str, name: str) -> HTMLResponse:
+        run_or_404(run_id)
+        found = case_page(fold_run(store, run_id), REPORT, f"{pages_folder(Path(REPORT))}/{name}")
+        if found is None:
+            raise HTTPException(404, f"run `{run_id}`'s report has no case page `{name}`")
+        return _own_policy(found)
 
     @app.get("/runs/{run_id}/cases/{case_id:path}", response_class=HTMLResponse)
     def case(

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 INSTALL = "apt-get update && apt-get install -y chromium"
+VIEW = 100  # rows the report's item table draws at a time (report.js)
 FLAGS = [
     "--headless",
     "--no-sandbox",

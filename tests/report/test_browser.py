@@ -10,9 +10,9 @@ import pytest
 
 from memeval.report import write_reports
 from memeval.report.compare import compare
-from memeval.report.html import render_compare_html
+from memeval.report.html import items, render_compare_html
 from memeval.report.tables import latency_rows
-from tests.report.chromium import Elements, browse, chromium
+from tests.report.chromium import VIEW, Elements, browse, chromium
 from tests.report.factory import HOSTILE, SCENARIOS
 
 
@@ -37,12 +37,20 @@ def test_the_run_report_draws_its_charts_and_table(dom, reference_run):
     assert page.shapes("latency", "rect", "box") == len(latency_rows(reference_run.cases))
     assert page.shapes("cost", "rect", "bar") >= 2 * 7
     units = sum(len(c.probes) + len(c.checks) for c in reference_run.cases)
-    assert len(page.all("tr", class_="item")) == units
+    assert units > VIEW  # enough to need a second view of the table
+    assert len(page.all("tr", class_="item")) == VIEW  # a view at a time, however many
+    assert f"1–{VIEW} of {units} shown" in dom
+    failing = sum(not i["ok"] for case in reference_run.cases for i in items(case))
+    assert 0 < failing < VIEW
+    marks = [a["class"] for t, a in page.found if t == "span" and a.get("class") in ("ok", "fail")]
+    assert marks == ["fail"] * failing + ["ok"] * (VIEW - failing)  # failures first
     assert not page.all("tr", class_="detail")  # closed until clicked
 
 
-def test_pack_text_stays_text(dom):
-    page = Elements(dom)
+def test_pack_text_stays_text(written, tmp_path):
+    # The rows asking it, wherever they fall among the table's views.
+    found = browse(written, tmp_path / "profile", "--dump-dom", fragment="#q=value%20for%20p0")
+    page = Elements(found.stdout)
     assert len(page.all("script")) == 2  # the data and the page's own code, nothing injected
     assert not page.all("img") and not page.all("b")
     assert any(HOSTILE in cell for cell in page.cells)  # shown verbatim, as text

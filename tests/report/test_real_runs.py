@@ -10,7 +10,7 @@ from memeval.report.compare import Verdict, compare
 from memeval.report.compare_markdown import render_compare
 from memeval.report.gate import EXIT_REGRESSION, enforce_gates
 from memeval.results import RunReport
-from tests.report.chromium import Elements, browse
+from tests.report.chromium import VIEW, Elements, browse
 
 
 def test_a_real_run_writes_all_three_files(tmp_path, real_reference):
@@ -19,12 +19,15 @@ def test_a_real_run_writes_all_three_files(tmp_path, real_reference):
     assert RunReport.model_validate_json(paths["json"].read_text()) == real_reference
     md = paths["md"].read_text()
     assert "## Accuracy by scenario and phase" in md and "## Latency per step" in md
-    page = Elements(browse(paths["html"], tmp_path / "profile", "--dump-dom").stdout)
+    assert not (tmp_path / "report-cases").exists()  # the built-in suites fit one page
+    dom = browse(paths["html"], tmp_path / "profile", "--dump-dom").stdout
+    page = Elements(dom)
     assert page.shapes("dimensions", "rect", "bar") == 6
     assert page.shapes("heatmap", "rect", "cell") > 20
     assert page.shapes("latency", "rect", "box") > 5
     units = sum(len(c.probes) + len(c.checks) for c in real_reference.cases)
-    assert len(page.all("tr", class_="item")) == units
+    assert len(page.all("tr", class_="item")) == VIEW  # drawn a view at a time
+    assert f"1–{VIEW} of {units} shown" in dom
 
 
 def test_two_runs_of_the_reference_engine_are_within_noise(real_reference, real_reference_again):

@@ -301,8 +301,13 @@
     return el("span", { class: cls, text: text });
   }
 
-  // The probes and checks: a search box and a filter; a click opens the pack.
-  function itemTable(items) {
+  // The probes and checks: a search box and a filter; a click opens the pack. Only a view
+  // of VIEW rows is in the document at a time, built when first shown, so a page holding
+  // thousands of items opens as fast as one holding a hundred; search and filter still see
+  // every item. Each item's search text is built on the first search, not on load.
+  var VIEW = 100;
+
+  function itemTable(items, failuresFirst) {
     var search = el("input", { type: "search", placeholder: "Search cases, questions, packs…",
       "aria-label": "search" });
     var filter = el("select", { "aria-label": "filter" }, [
@@ -312,12 +317,29 @@
       el("option", { value: "check", text: "checks" }),
     ]);
     var count = el("span", { class: "count" });
+    var prev = el("button", { type: "button", class: "prev", text: "‹ previous" });
+    var next = el("button", { type: "button", class: "next", text: "next ›" });
     var tbody = el("tbody");
+    var links = items.some(function (item) { return item.href; });
     var header = el("tr", {}, ["", "type", "case", "trial", "item", "phase", "status", "ok",
-      "question / query"].map(function (h) { return el("th", { text: h }); }));
-    var rows = items.map(function (item, index) {
+      "question / query"].concat(links ? ["page"] : []).map(function (h) {
+      return el("th", { text: h });
+    }));
+    var entries = items.map(function (item, index) {
+      return { item: item, index: index, tr: null, detail: null, haystack: null };
+    });
+    if (failuresFirst) {
+      entries = entries.filter(function (e) { return !e.item.ok; })
+        .concat(entries.filter(function (e) { return e.item.ok; }));
+    }
+    var matched = entries, start = 0, only = null;
+    var whole = el("button", { type: "button", class: "whole", hidden: true });
+
+    function row(entry) {
+      if (entry.tr) return entry.tr;
+      var item = entry.item;
       var mark = el("span", { class: item.ok ? "ok" : "fail", text: item.ok ? "✓" : "✗" });
-      var tr = el("tr", { class: "item", "data-index": index }, [
+      var cells = [
         el("td", { class: "toggle", text: "▸" }),
         el("td", { text: item.type }),
         el("td", { text: item.case }),
@@ -327,14 +349,27 @@
         el("td", { text: item.status }),
         el("td", {}, [mark]),
         el("td", { text: item.text }),
-      ]);
-      var haystack = [item.type, item.case, item.item, item.phase, item.status, item.text,
-        item.pack].concat(item.facts.map(function (f) { return f[1]; })).join("\n").toLowerCase();
-      var entry = { item: item, tr: tr, detail: null, haystack: haystack };
-      tr.addEventListener("click", function () { toggle(entry); });
-      tbody.appendChild(tr);
-      return entry;
-    });
+      ];
+      if (links) {
+        var opened = item.href + "#case=" + encodeURIComponent(item.case) + "&open";
+        cells.push(el("td", {}, [el("a", { href: opened, class: "page-link",
+          text: item.href.split("/").pop() })]));
+      }
+      entry.tr = el("tr", { class: "item", "data-index": entry.index }, cells);
+      entry.tr.addEventListener("click", function (event) {
+        if (event.target.tagName !== "A") toggle(entry);
+      });
+      return entry.tr;
+    }
+
+    function haystack(entry) {
+      if (entry.haystack === null) {
+        var it = entry.item;
+        entry.haystack = [it.type, it.case, it.item, it.phase, it.status, it.text, it.pack]
+          .concat(it.facts.map(function (f) { return f[1]; })).join("\n").toLowerCase();
+      }
+      return entry.haystack;
+    }
 
     function toggle(entry) {
       if (entry.detail) {
@@ -350,42 +385,88 @@
       var pack = entry.item.pack ? el("pre", { class: "pack", text: entry.item.pack })
         : el("p", { class: "note", text: "no " + label });
       entry.detail = el("tr", { class: "detail" }, [
-        el("td", {}), el("td", { colspan: 8 }, [facts, el("strong", { text: label }), pack]),
+        el("td", {}), el("td", { colspan: links ? 9 : 8 }, [facts, el("strong", { text: label }),
+          pack]),
       ]);
       entry.tr.after(entry.detail);
       entry.tr.firstChild.textContent = "▾";
     }
 
+    function draw() {
+      tbody.textContent = "";
+      var shown = matched.slice(start, start + VIEW);
+      shown.forEach(function (entry) {
+        tbody.appendChild(row(entry));
+        if (entry.detail) tbody.appendChild(entry.detail);
+      });
+      var range = shown.length ? (start + 1) + "–" + (start + shown.length) : "0";
+      count.textContent = range + " of " + matched.length + " shown" +
+        (matched.length === entries.length ? "" : " (" + entries.length + " in all)");
+      prev.disabled = start === 0;
+      next.disabled = start + VIEW >= matched.length;
+    }
+
     function apply() {
       var q = search.value.trim().toLowerCase();
       var mode = filter.value;
-      var shown = 0;
-      rows.forEach(function (entry) {
+      matched = entries.filter(function (entry) {
         var it = entry.item;
-        var keep = (!q || entry.haystack.indexOf(q) !== -1) &&
-          (mode === "all" || (mode === "miss" && !it.ok) || mode === it.type);
-        entry.tr.hidden = !keep;
-        if (entry.detail) entry.detail.hidden = !keep;
-        if (keep) shown++;
+        return (mode === "all" || (mode === "miss" && !it.ok) || mode === it.type) &&
+          (only === null || it.case === only) && (!q || haystack(entry).indexOf(q) !== -1);
       });
-      count.textContent = shown + " of " + rows.length + " shown";
+      start = 0;
+      whole.hidden = only === null;
+      whole.textContent = "case " + only + " only: show all";
+      draw();
     }
 
     search.addEventListener("input", apply);
     filter.addEventListener("change", apply);
-    // A link can carry a search, e.g. report.html#q=stale&open, and open what it finds.
+    prev.addEventListener("click", function () { start = Math.max(0, start - VIEW); draw(); });
+    next.addEventListener("click", function () { start += VIEW; draw(); });
+    whole.addEventListener("click", function () { only = null; apply(); });
+    // A link can carry a search, e.g. report.html#q=stale&open, or name one case
+    // (#case=NAME&open, as the summary's failures link their page), and open what it finds.
     var link = new URLSearchParams(location.hash.slice(1));
     search.value = link.get("q") || "";
+    only = link.get("case");
+    if (link.get("filter")) filter.value = link.get("filter");
     apply();
     if (link.has("open")) {
-      rows.filter(function (entry) { return !entry.tr.hidden; }).slice(0, 50).forEach(toggle);
+      matched.slice(0, Math.min(50, VIEW)).forEach(toggle);
     }
     var table = el("table", { class: "data", id: "items" }, [el("thead", {}, [header]), tbody]);
-    return [el("div", { class: "controls" }, [search, filter, count]),
+    return [el("div", { class: "controls" }, [search, filter, whole, prev, count, next]),
       el("div", { class: "scroll" }, [table])];
   }
 
+  // The case pages of a large run: one line each, with how many of its items fail.
+  function pageIndex(index) {
+    return el("table", { class: "data", id: "pages" }, [
+      el("thead", {}, [el("tr", {}, ["page", "cases", "from", "to", "probes and checks",
+        "failing"].map(function (h) { return el("th", { text: h }); }))]),
+      el("tbody", {}, index.map(function (p) {
+        return el("tr", {}, [
+          el("td", {}, [el("a", { href: p.href, class: "page-link",
+            text: p.href.split("/").pop() })]),
+          el("td", { class: "num", text: p.cases }),
+          el("td", { text: p.first }),
+          el("td", { text: p.last }),
+          el("td", { class: "num", text: p.items }),
+          el("td", { class: "num", text: p.failing }),
+        ]);
+      })),
+    ]);
+  }
+
   // ---- pages ------------------------------------------------------------------------------
+
+  // The scenario tables of a run with many scenarios show those missing most.
+  function cut(d) {
+    var rows = d.heat.rows.length - 1;
+    return rows < d.scenarios ? "The " + rows + " of " + d.scenarios + " scenarios missing " +
+      "the most probes, and all of them pooled." : null;
+  }
 
   function runPage(d) {
     var tiles = d.headline.map(function (h) {
@@ -406,13 +487,27 @@
         "Bars: score. Whiskers: 95% bootstrap interval over fixtures."));
     }
     if (d.heat.rows.length) {
-      charts.push(section("Pack hit by scenario and phase", [heatMap(d.heat)]));
+      charts.push(section("Pack hit by scenario and phase", [heatMap(d.heat)], cut(d)));
     }
     if (d.latency.length) charts.push(section("Latency per step", [latencyChart(d.latency)]));
     charts.push(section("Cost per correct answer", [costChart(d.cost)]));
+    if (d.index) {
+      var more = d.failures > d.items.length
+        ? "The first " + d.items.length + " of " + d.failures + " failing probes and checks; "
+        : "All " + d.failures + " failing probes and checks; ";
+      parts.push(section("Failures", itemTable(d.items), more + "every case is on the case " +
+        "pages below (choose “misses only” there). Click a row to open its pack."));
+    }
+    if (d.index) {
+      parts.push(section("Case pages", [el("div", { class: "scroll" }, [pageIndex(d.index)])],
+        d.index.length + " pages hold every probe and check, in case order, beside this file."));
+    }
     parts.push(el("div", { class: "grid2" }, charts));
-    parts.push(section("Probes and checks", itemTable(d.items),
-      "Click a row to open its pack (or, for a check, the hits the engine returned)."));
+    if (!d.index) {
+      parts.push(section("Probes and checks", itemTable(d.items, true),
+        "Failures first. Click a row to open its pack (or, for a check, the hits the engine " +
+        "returned)."));
+    }
     if (d.accuracy.length) {
       parts.push(section("Accuracy by scenario and phase", [dataTable(
         ["scenario", "phase", "probes", "pack hit", "extractive", "model", "captured", "MRR",
@@ -423,7 +518,7 @@
             num(r.mrr, "score"), pct(r.fresh_first),
             r.leak_checks ? r.leaks + "/" + r.leak_checks : "–"] };
         }),
-        [false, false, true, true, true, true, true, true, true, true])]));
+        [false, false, true, true, true, true, true, true, true, true])], cut(d)));
     }
     if (d.tags && d.tags.length) {
       parts.push(section("Scores by probe tag", [dataTable(
@@ -479,7 +574,24 @@
     append(app, parts);
   }
 
+  // One page of a large run's probes and checks, linked to its neighbours and the summary.
+  function casesPage(d) {
+    var nav = el("nav", { class: "pages" }, [
+      el("a", { href: d.summary, class: "summary", text: "↑ summary" }),
+      d.prev ? el("a", { href: d.prev, class: "prev", text: "‹ page " + (d.page - 1) }) : null,
+      el("span", { text: "page " + d.page + " of " + d.pages }),
+      d.next ? el("a", { href: d.next, class: "next", text: "page " + (d.page + 1) + " ›" })
+        : null,
+    ]);
+    append(app, [nav, section("Probes and checks", itemTable(d.items),
+      "Click a row to open its pack (or, for a check, the hits the engine returned).")]);
+  }
+
   if (data.kind === "compare") comparePage(data);
+  else if (data.kind === "cases") casesPage(data);
   else runPage(data);
   document.body.setAttribute("data-rendered", "true");
+  // Milliseconds from the start of navigation to the page drawn: what benchmarks/report_speed
+  // reads to time a report's opening.
+  document.body.setAttribute("data-rendered-ms", String(Math.round(performance.now())));
 })();
