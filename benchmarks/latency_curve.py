@@ -25,14 +25,17 @@ from __future__ import annotations
 import argparse
 import bisect
 import contextlib
+import heapq
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -53,6 +56,7 @@ from benchmarks.engines import (
     worker,
 )
 from memeval.llm.rates import parse_rate
+from memeval.results import RunReport
 from memeval.runner import RunOptions
 from memeval.store import Store, open_store
 from memeval.suites.catalog import resolve
@@ -125,6 +129,29 @@ def logged_calls(folder: Path) -> list[float]:
     return sorted(float(line) for f in folder.iterdir() for line in f.read_text().split())
 
 
+def where_it_went(report: RunReport, dispatched: datetime, concurrency: int, ideal: float) -> str:
+    """Where a run's time went, from its cases' own start and finish times: how long after
+    dispatch the first round started, how long a case took beside its ideal (calls x L), and
+    how long a slot stood idle between two cases (a case takes the slot freed first)."""
+    spans = sorted(
+        (c.started_at, c.finished_at) for c in report.cases if c.started_at and c.finished_at
+    )
+    firsts = [(start - dispatched).total_seconds() for start, _ in spans[:concurrency]]
+    took = sorted((end - start).total_seconds() for start, end in spans)
+    free = [dispatched] * concurrency
+    idle = []
+    for start, end in spans:
+        freed = heapq.heapreplace(free, end)
+        idle.append(max(0.0, (start - freed).total_seconds()))
+    between = idle[concurrency:]
+    return (
+        f"first round started {min(firsts):.2f}-{max(firsts):.2f} s after dispatch; a case took "
+        f"{statistics.mean(took):.2f} s (ideal {ideal:.2f}, slowest {took[-1]:.2f}); idle "
+        f"between cases {statistics.mean(between) if between else 0:.3f} s a case, "
+        f"{sum(between):.1f} slot-s in all"
+    )
+
+
 def busiest_second(times: list[float]) -> int:
     return max((bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times)), default=0)
 
@@ -183,6 +210,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="cases per concurrent slot")
     parser.add_argument("--via", choices=["sleep", "http"], default="sleep")
     parser.add_argument("--rate", type=int, default=300, help="engine calls/s; 0: no rate run")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="under each row, where its time went (the cases' own times)",
+    )
     args = parser.parse_args()
 
     client = machine_redis(DB)
@@ -219,7 +251,8 @@ def main() -> None:
                     plan.append((64, args.rate))  # one round: the rate, not the slots, binds
                 for concurrency, rate in plan:
                     measure(app, settings, store, env, tmp, engine, every, per_case, step,
-                            concurrency, rate, 1 if rate else args.rounds)  # fmt: skip
+                            concurrency, rate, 1 if rate else args.rounds,
+                            explain=args.explain)  # fmt: skip
         finally:
             drop_keys(client, f"{namespace}:")
             drop_keys(client, "memeval:rate:engine:")
@@ -238,6 +271,8 @@ def measure(
     concurrency: int,
     rate: int | None,
     rounds: int,
+    *,
+    explain: bool = False,
 ) -> None:
     """One run at `concurrency`, printed as a row of the curve."""
     calls_log = Path(env[CALL_LOG_ENV])
@@ -280,6 +315,9 @@ def measure(
     print(f"{concurrency:>4} {len(cases):>6} {planned:>6} {landed:>8.2f} {wall:>7.2f} "
           f"{bound:>7.2f} {bound / landed:>6.2f} {bound / wall:>6.2f} {used:>6.1f}{mark}",
           flush=True)  # fmt: skip
+    if explain:
+        dispatched = report.finished_at - timedelta(seconds=wall)
+        print(f"       {where_it_went(report, dispatched, concurrency, longest)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -16,11 +16,10 @@ from sqlmodel import Session, col, select
 
 from benchmarks import locomo_shaped
 from memeval import api
-from memeval.evaluation.finalize import finalize
 from memeval.report.stored import fold_run
 from memeval.results import CaseResult, CaseStatus, KpiGroup
 from memeval.scoring.kpis import APART, TAG_KPIS, composite, dimension_scores, kpis
-from memeval.store import RunStatus, Store
+from memeval.store import Store
 from memeval.store.tables import CaseRow
 
 QUIET = Console(quiet=True)
@@ -98,14 +97,3 @@ def test_the_fold_gives_the_report_the_definitions_give(store: Store, runs: list
         assert [k for k in report.kpis if k.tag is not None] == expected
         tags_seen |= set(tags)
     assert APART in tags_seen and "category:temporal" in tags_seen  # both paths were folded
-
-
-def test_closing_twice_gives_the_same_report(store: Store, runs: list[str]):
-    """The chord callback and the dispatcher may both close a run: the second finds it closed
-    and folds the same report."""
-    run_id = runs[0]
-    store.reopen_run(run_id)
-    first = finalize(store, run_id)
-    second = finalize(store, run_id, RunStatus.interrupted)
-    assert store.run_status(run_id) is RunStatus.finished
-    assert first.finished_at is not None and second == first
