@@ -3,9 +3,11 @@ processes with a threads pool, at concurrency 1, 8, 32, 64 and 128, against the 
 scheduler could do; then the same at 64 under `--rate`, counting every engine call.
 
 Run from the repository root: `python -m benchmarks.latency_curve [--latency-ms 50]
-[--concurrency 1 8 32 64 128] [--rounds 4] [--via sleep|http] [--rate 400]`. It needs the
-machine's Redis (db 14, under a key prefix of its own, deleted afterwards) and PostgreSQL on
-127.0.0.1 (a throwaway database, dropped afterwards).
+[--concurrency 1 8 32 64 128] [--rounds 4] [--via sleep|http] [--rate 300] [--explain]`. It
+needs the machine's Redis (db 14, under a key prefix of its own, deleted afterwards) and
+PostgreSQL on 127.0.0.1 (a throwaway database, dropped afterwards). `--explain` adds under each
+row where its time went, from the cases' own start and finish times, and what a fold of the
+run costs.
 
 Every engine call takes L ms: `--via sleep` sleeps inside the worker (`LoggedSleepEngine`),
 `--via http` sends it to `memeval serve --latency-ms L` over memeval's protocol. Each call is
@@ -56,6 +58,7 @@ from benchmarks.engines import (
     worker,
 )
 from memeval.llm.rates import parse_rate
+from memeval.report.stored import fold_run
 from memeval.results import RunReport
 from memeval.runner import RunOptions
 from memeval.store import Store, open_store
@@ -317,7 +320,11 @@ def measure(
           flush=True)  # fmt: skip
     if explain:
         dispatched = report.finished_at - timedelta(seconds=wall)
-        print(f"       {where_it_went(report, dispatched, concurrency, longest)}", flush=True)
+        clock, cpu_clock = time.perf_counter(), time.process_time()
+        fold_run(store, report.run_id)  # what the closing case and the chord callback each do
+        folded = f"{time.perf_counter() - clock:.2f} s ({time.process_time() - cpu_clock:.2f} CPU)"
+        print(f"       {where_it_went(report, dispatched, concurrency, longest)}; "
+              f"a fold of the run took {folded}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
