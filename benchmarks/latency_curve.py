@@ -14,8 +14,9 @@ Every engine call takes L ms: `--via sleep` sleeps inside the worker (`LoggedSle
 logged by the process that makes it, so the calls are counted, not estimated. For concurrency
 C, C / 4 threads run on each of 4 worker nodes (one node of one thread at C = 1) and the run
 holds `rounds` x C generated conversations (`benchmarks.locomo_shaped`, all the same size);
-the bound is max(longest case, calls x L / C), efficiency is the bound over the wall time from
-dispatch to the chord callback closing the run. The target is 0.9 at C = 64.
+the bound is max(longest case, calls x L / C), efficiency is the bound over the time from
+dispatch to the last case landing (`eff`) or to the run's close (`eff*`). The target is 0.9 at
+C = 64.
 
 Under `--rate N` (engine=N/s) the run must take at least (calls - burst) / N seconds, every
 planned call must be made exactly once, and no one-second window may hold more than N + burst

@@ -1,4 +1,5 @@
-"""Folds a run from the store into its report and closes it: the chord callback's whole job.
+"""Folds a run from the store into its report and closes it: the chord callback's whole job
+(its last case only closes it: `close`).
 
 The store is the source of truth, never the chord's arguments: a redelivered task may count
 twice in Celery's chord state, a lost one never, and a resumed run spans several chords. So
@@ -28,6 +29,15 @@ def finalize(store: Store, run_id: str, status: RunStatus = RunStatus.finished) 
         record = store.finish_run(run_id, status)
         report.finished_at = record.finished_at
     return report
+
+
+def close(store: Store, run_id: str) -> None:
+    """Close a running run as finished, without folding it: what its last case does once
+    `all_landed` says so. That case has no use for the report, and folding every result there
+    held the run open, and the chord callback back, for as long as a fold takes; the callback
+    (or the dispatcher) folds it, and either may close it too, to the same end."""
+    if store.run_status(run_id) is RunStatus.running:
+        store.finish_run(run_id)
 
 
 def all_landed(store: Store, run_id: str, since: datetime) -> bool:

@@ -304,12 +304,12 @@ class Tally:
 
 def _add_means(numbers: list[float], seen: Seen, names: Iterable[str]) -> None:
     for name in names:
-        if not able(seen.case, name):
+        if name in NEEDS and not able(seen.case, name):
             continue
         at = _MEAN_AT[name]
-        for item in MEANS[name](seen):
-            numbers[at] += item
-            numbers[at + 1] += 1
+        items = list(MEANS[name](seen))
+        numbers[at] = sum(items, numbers[at])  # added one by one, in order, as ever
+        numbers[at + 1] += len(items)
 
 
 def merge(tallies: Iterable[Tally]) -> Tally:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
-from memeval.evaluation.finalize import all_landed, finalize
+from memeval.evaluation.finalize import all_landed, close, finalize
 from memeval.results import CaseStatus
 from memeval.store import PlannedCase, RunStatus, Store
 from tests.store.conftest import make_result
@@ -41,3 +41,18 @@ def test_closing_twice_gives_the_same_report(store: Store):
     second = finalize(store, run_id, RunStatus.interrupted)
     assert store.run_status(run_id) is RunStatus.finished
     assert first.finished_at is not None and second == first
+
+
+def test_the_last_case_closes_its_run_once_and_never_reopens_an_interrupted_one(store: Store):
+    planned = [PlannedCase(case_id="c0", kind="fixture")]
+    run_id = store.create_run(label="l", engine="naive", suite="s", planned=planned).id
+    store.upsert_case_result(make_result(run_id, "c0"))
+    close(store, run_id)
+    closed = store.get_run(run_id)
+    assert closed is not None and closed.status is RunStatus.finished
+    close(store, run_id)  # the chord callback, or a redelivered last case
+    assert store.get_run(run_id) == closed
+    assert finalize(store, run_id).finished_at == closed.finished_at
+    store.finish_run(run_id, RunStatus.interrupted)  # Ctrl-C'd meanwhile
+    close(store, run_id)
+    assert store.run_status(run_id) is RunStatus.interrupted
