@@ -3,17 +3,20 @@ processes with a threads pool, at concurrency 1, 8, 32, 64 and 128, against the 
 scheduler could do; then the same at 64 under `--rate`, counting every engine call.
 
 Run from the repository root: `python -m benchmarks.latency_curve [--latency-ms 50]
-[--concurrency 1 8 32 64 128] [--rounds 4] [--via sleep|http] [--rate 400]`. It needs the
-machine's Redis (db 14, under a key prefix of its own, deleted afterwards) and PostgreSQL on
-127.0.0.1 (a throwaway database, dropped afterwards).
+[--concurrency 1 8 32 64 128] [--rounds 4] [--via sleep|http] [--rate 300] [--explain]`. It
+needs the machine's Redis (db 14, under a key prefix of its own, deleted afterwards) and
+PostgreSQL on 127.0.0.1 (a throwaway database, dropped afterwards). `--explain` adds under each
+row where its time went, from the cases' own start and finish times, and what a fold of the
+run costs.
 
 Every engine call takes L ms: `--via sleep` sleeps inside the worker (`LoggedSleepEngine`),
 `--via http` sends it to `memeval serve --latency-ms L` over memeval's protocol. Each call is
 logged by the process that makes it, so the calls are counted, not estimated. For concurrency
 C, C / 4 threads run on each of 4 worker nodes (one node of one thread at C = 1) and the run
 holds `rounds` x C generated conversations (`benchmarks.locomo_shaped`, all the same size);
-the bound is max(longest case, calls x L / C), efficiency is the bound over the wall time from
-dispatch to the chord callback closing the run. The target is 0.9 at C = 64.
+the bound is max(longest case, calls x L / C), efficiency is the bound over the time from
+dispatch to the last case landing (`eff`) or to the run's close (`eff*`). The target is 0.9 at
+C = 64.
 
 Under `--rate N` (engine=N/s) the run must take at least (calls - burst) / N seconds, every
 planned call must be made exactly once, and no one-second window may hold more than N + burst
@@ -25,14 +28,17 @@ from __future__ import annotations
 import argparse
 import bisect
 import contextlib
+import heapq
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -53,6 +59,8 @@ from benchmarks.engines import (
     worker,
 )
 from memeval.llm.rates import parse_rate
+from memeval.report.stored import fold_run
+from memeval.results import RunReport
 from memeval.runner import RunOptions
 from memeval.store import Store, open_store
 from memeval.suites.catalog import resolve
@@ -125,6 +133,29 @@ def logged_calls(folder: Path) -> list[float]:
     return sorted(float(line) for f in folder.iterdir() for line in f.read_text().split())
 
 
+def where_it_went(report: RunReport, dispatched: datetime, concurrency: int, ideal: float) -> str:
+    """Where a run's time went, from its cases' own start and finish times: how long after
+    dispatch the first round started, how long a case took beside its ideal (calls x L), and
+    how long a slot stood idle between two cases (a case takes the slot freed first)."""
+    spans = sorted(
+        (c.started_at, c.finished_at) for c in report.cases if c.started_at and c.finished_at
+    )
+    firsts = [(start - dispatched).total_seconds() for start, _ in spans[:concurrency]]
+    took = sorted((end - start).total_seconds() for start, end in spans)
+    free = [dispatched] * concurrency
+    idle = []
+    for start, end in spans:
+        freed = heapq.heapreplace(free, end)
+        idle.append(max(0.0, (start - freed).total_seconds()))
+    between = idle[concurrency:]
+    return (
+        f"first round started {min(firsts):.2f}-{max(firsts):.2f} s after dispatch; a case took "
+        f"{statistics.mean(took):.2f} s (ideal {ideal:.2f}, slowest {took[-1]:.2f}); idle "
+        f"between cases {statistics.mean(between) if between else 0:.3f} s a case, "
+        f"{sum(between):.1f} slot-s in all"
+    )
+
+
 def busiest_second(times: list[float]) -> int:
     return max((bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times)), default=0)
 
@@ -183,6 +214,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="cases per concurrent slot")
     parser.add_argument("--via", choices=["sleep", "http"], default="sleep")
     parser.add_argument("--rate", type=int, default=300, help="engine calls/s; 0: no rate run")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="under each row, where its time went (the cases' own times)",
+    )
     args = parser.parse_args()
 
     client = machine_redis(DB)
@@ -219,7 +255,8 @@ def main() -> None:
                     plan.append((64, args.rate))  # one round: the rate, not the slots, binds
                 for concurrency, rate in plan:
                     measure(app, settings, store, env, tmp, engine, every, per_case, step,
-                            concurrency, rate, 1 if rate else args.rounds)  # fmt: skip
+                            concurrency, rate, 1 if rate else args.rounds,
+                            explain=args.explain)  # fmt: skip
         finally:
             drop_keys(client, f"{namespace}:")
             drop_keys(client, "memeval:rate:engine:")
@@ -238,6 +275,8 @@ def measure(
     concurrency: int,
     rate: int | None,
     rounds: int,
+    *,
+    explain: bool = False,
 ) -> None:
     """One run at `concurrency`, printed as a row of the curve."""
     calls_log = Path(env[CALL_LOG_ENV])
@@ -280,6 +319,13 @@ def measure(
     print(f"{concurrency:>4} {len(cases):>6} {planned:>6} {landed:>8.2f} {wall:>7.2f} "
           f"{bound:>7.2f} {bound / landed:>6.2f} {bound / wall:>6.2f} {used:>6.1f}{mark}",
           flush=True)  # fmt: skip
+    if explain:
+        dispatched = report.finished_at - timedelta(seconds=wall)
+        clock, cpu_clock = time.perf_counter(), time.process_time()
+        fold_run(store, report.run_id)  # what the closing case and the chord callback each do
+        folded = f"{time.perf_counter() - clock:.2f} s ({time.process_time() - cpu_clock:.2f} CPU)"
+        print(f"       {where_it_went(report, dispatched, concurrency, longest)}; "
+              f"a fold of the run took {folded}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from urllib.parse import unquote
 from rich.markup import escape
 
 from memeval.results import SCHEMA_VERSION, CaseResult, CaseStatus, RunReport
-from memeval.scoring.kpis import composite, dimension_scores, kpis, tag_kpis
+from memeval.scoring.kpis import composite, kpis_of, tag_kpis, tally
 from memeval.suites.fixture import Dimension
 
 DASH = "–"
@@ -71,7 +71,8 @@ def build_report(
 
     A score over fewer cases than planned is marked `partial`, naming every case it leaves
     out: without the mark, 8 of 10 abstention fixtures scoring 100% reads as a perfect run."""
-    dims = dimension_scores(cases)
+    whole = tally(cases)  # once: the dimensions and the KPIs read the same sums
+    dims = whole.dimensions()
     have = {f"{c.case_id}#{c.trial}" for c in cases}
     missing = [key for key in planned if key not in have]
     unscored = [
@@ -90,7 +91,7 @@ def build_report(
         finished_at=finished_at,
         composite=composite(dims),
         dimensions=dims,
-        kpis=[*kpis(cases), *tag_kpis(cases)],
+        kpis=[*kpis_of(whole), *tag_kpis(cases)],
         cases=sorted(cases, key=lambda c: (c.case_id, c.trial)),
         missing=missing,
         partial=bool(unscored),

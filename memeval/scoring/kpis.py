@@ -11,9 +11,11 @@ case thousands of times, and both paths share one definition of each KPI.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
+from typing import NamedTuple
 
 from memeval.engines.types import Capability, Usage
 from memeval.results import (
@@ -60,13 +62,28 @@ def composite(dimensions: dict[str, float | None]) -> float | None:
 
 # ---- what one case adds up to ----------------------------------------------------------------
 
-Items = Callable[[CaseResult], Iterator[float]]
-"""The numbers one case contributes to a mean or share KPI: a flag (0/1) or a score each."""
-
-
 APART = "reported:apart"
 """A probe tag (LoCoMo's adversarial category by default): the probe counts under its other
 tags' KPIs, never in the run's overall numbers, as published tables leave it out."""
+
+
+class Seen(NamedTuple):
+    """A case with the probes its KPIs read picked out once: thirty KPIs read them, and
+    picking them again for each was most of what a tally cost."""
+
+    case: CaseResult
+    scored: list[ProbeResult]
+    ranked: list[ProbeResult]
+
+    @classmethod
+    def of(cls, case: CaseResult, scored: list[ProbeResult] | None = None) -> Seen:
+        """`scored`: the probes that count, when not the case's own (a tag's, `tag_kpis`)."""
+        picked = _scored(case) if scored is None else scored
+        return cls(case, picked, _ranked(picked))
+
+
+Items = Callable[[Seen], Iterator[float]]
+"""The numbers one case contributes to a mean or share KPI: a flag (0/1) or a score each."""
 
 
 def _scored(c: CaseResult) -> list[ProbeResult]:
@@ -75,12 +92,12 @@ def _scored(c: CaseResult) -> list[ProbeResult]:
     return [p for p in c.probes if p.scored and APART not in p.tags]
 
 
-def _tagged(tag: str, c: CaseResult) -> list[ProbeResult]:
-    return _scored(c) if tag in c.tags else []
+def _tagged(tag: str, v: Seen) -> list[ProbeResult]:
+    return v.scored if tag in v.case.tags else []
 
 
-def _planted(c: CaseResult) -> list[ProbeResult]:
-    return [p for p in _tagged("conflicts", c) if p.accept]
+def _planted(v: Seen) -> list[ProbeResult]:
+    return [p for p in _tagged("conflicts", v) if p.accept]
 
 
 def _quiet(c: CaseResult) -> list[bool]:
@@ -91,12 +108,10 @@ def _quiet(c: CaseResult) -> list[bool]:
     return [q.conflicts > q.acceptable_conflicts for q in c.queries]
 
 
-def _ranked(c: CaseResult) -> list[ProbeResult]:
+def _ranked(scored: list[ProbeResult]) -> list[ProbeResult]:
     """Probes hit@k speaks of: those expecting strings, stored with the rank of the last one
     (a result stored before `hit_rank` existed says nothing, and is left out)."""
-    return [
-        p for p in _scored(c) if p.expect and not p.abstain and not (p.hit and p.hit_rank is None)
-    ]
+    return [p for p in scored if p.expect and not p.abstain and not (p.hit and p.hit_rank is None)]
 
 
 def _hit_within(p: ProbeResult, k: int) -> bool:
@@ -138,74 +153,76 @@ def _searched(c: CaseResult, *modes: str) -> list[EraseCheck]:
 
 
 MEANS: dict[str, Items] = {
-    "pack_hit_recall": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.recall),
-    "pack_hit_synthesis": lambda c: (p.hit for p in _scored(c) if p.phase is Phase.synthesis),
-    "pack_hit": lambda c: (p.hit for p in _scored(c)),
-    "mrr": lambda c: (p.rr for p in _scored(c)),
-    "hit_at_1": lambda c: (_hit_within(p, 1) for p in _ranked(c)),
-    "hit_at_3": lambda c: (_hit_within(p, 3) for p in _ranked(c)),
-    "extractive_answer": lambda c: (p.extractive_ok for p in _scored(c)),
+    "pack_hit_recall": lambda v: (p.hit for p in v.scored if p.phase is Phase.recall),
+    "pack_hit_synthesis": lambda v: (p.hit for p in v.scored if p.phase is Phase.synthesis),
+    "pack_hit": lambda v: (p.hit for p in v.scored),
+    "mrr": lambda v: (p.rr for p in v.scored),
+    "hit_at_1": lambda v: (_hit_within(p, 1) for p in v.ranked),
+    "hit_at_3": lambda v: (_hit_within(p, 3) for p in v.ranked),
+    "extractive_answer": lambda v: (p.extractive_ok for p in v.scored),
     # Fixtures are answered through their queries, scenarios through their probes: both
     # count, or a model sweep over fixtures would compare the models on cost alone.
-    "model_answer": lambda c: chain(
-        (p.model_ok for p in _scored(c) if p.model_ok is not None),
-        (q.model_ok for q in c.queries if q.model_ok is not None),
+    "model_answer": lambda v: chain(
+        (p.model_ok for p in v.scored if p.model_ok is not None),
+        (q.model_ok for q in v.case.queries if q.model_ok is not None),
     ),
-    "captured": lambda c: (
-        p.captured for p in _scored(c) if p.phase is Phase.synthesis and p.captured is not None
+    "captured": lambda v: (
+        p.captured for p in v.scored if p.phase is Phase.synthesis and p.captured is not None
     ),
     # An abstain probe's `forbidden` strings are tempting wrong answers, not another tenant's
     # data: they are graded through its answers, not counted as leaks.
-    "leaks": lambda c: (bool(p.leaked) for p in c.probes if p.forbidden and not p.abstain),
-    "paraphrase_pack_hit": lambda c: (p.hit for p in _scored(c) if p.style == "paraphrase"),
-    "lexical_pack_hit": lambda c: (p.hit for p in _scored(c) if p.style == "lexical"),
+    "leaks": lambda v: (bool(p.leaked) for p in v.case.probes if p.forbidden and not p.abstain),
+    "paraphrase_pack_hit": lambda v: (p.hit for p in v.scored if p.style == "paraphrase"),
+    "lexical_pack_hit": lambda v: (p.hit for p in v.scored if p.style == "lexical"),
     # What substring luck cannot reach: the evidence writes in the pack, token F1 of the
     # answers, abstention where nothing was said, and the model judge's verdicts.
-    "evidence_recall": lambda c: (bool(p.evidence_recalled) for p in _scored(c) if p.evidence),
-    "evidence_mrr": lambda c: (p.evidence_rr for p in _scored(c) if p.evidence),
-    "extractive_f1": lambda c: (p.extractive_f1 for p in _scored(c) if p.extractive_f1 is not None),
-    "model_f1": lambda c: (p.model_f1 for p in _scored(c) if p.model_f1 is not None),
-    "abstain_probes": lambda c: (p.hit for p in _scored(c) if p.abstain),
-    "judge_answer": lambda c: (p.judge_ok for p in _scored(c) if p.judge_ok is not None),
-    "lesson_in_pack": lambda c: (p.hit for p in _tagged("learning", c)),
-    "lesson_answered": lambda c: (p.extractive_ok for p in _tagged("learning", c)),
-    "surprise_in_pack": lambda c: (p.hit for p in _tagged("surprise", c)),
-    "surprise_mrr": lambda c: (p.rr for p in _tagged("surprise", c)),
-    "conflict_pack_hit": lambda c: (p.hit for p in _planted(c)),
-    "spurious": lambda c: iter(_quiet(c)),
-    "fresh_first": lambda c: (bool(p.fresh_first) for p in _scored(c) if p.fresh_first is not None),
-    "disagreement_in_pack": lambda c: (_in_pack(p) for p in _planted(c)),
-    "pack_tokens": lambda c: (float(p.pack_tokens) for p in _scored(c)),
-    "pre_turn_timeout_rate": lambda c: (ms > PRE_TURN_TIMEOUT_MS for ms in _pre_turns(c)),
-    "build_ms": lambda c: (t.ms for t in c.timings if t.call == "build_beliefs"),
-    "erase_failures": lambda c: (
-        e.status is CheckStatus.failed for e in _searched(c, "by_id", "tenant")
+    "evidence_recall": lambda v: (bool(p.evidence_recalled) for p in v.scored if p.evidence),
+    "evidence_mrr": lambda v: (p.evidence_rr for p in v.scored if p.evidence),
+    "extractive_f1": lambda v: (p.extractive_f1 for p in v.scored if p.extractive_f1 is not None),
+    "model_f1": lambda v: (p.model_f1 for p in v.scored if p.model_f1 is not None),
+    "abstain_probes": lambda v: (p.hit for p in v.scored if p.abstain),
+    "judge_answer": lambda v: (p.judge_ok for p in v.scored if p.judge_ok is not None),
+    "lesson_in_pack": lambda v: (p.hit for p in _tagged("learning", v)),
+    "lesson_answered": lambda v: (p.extractive_ok for p in _tagged("learning", v)),
+    "surprise_in_pack": lambda v: (p.hit for p in _tagged("surprise", v)),
+    "surprise_mrr": lambda v: (p.rr for p in _tagged("surprise", v)),
+    "conflict_pack_hit": lambda v: (p.hit for p in _planted(v)),
+    "spurious": lambda v: iter(_quiet(v.case)),
+    "fresh_first": lambda v: (bool(p.fresh_first) for p in v.scored if p.fresh_first is not None),
+    "disagreement_in_pack": lambda v: (_in_pack(p) for p in _planted(v)),
+    "pack_tokens": lambda v: (float(p.pack_tokens) for p in v.scored),
+    "pre_turn_timeout_rate": lambda v: (ms > PRE_TURN_TIMEOUT_MS for ms in _pre_turns(v.case)),
+    "build_ms": lambda v: (t.ms for t in v.case.timings if t.call == "build_beliefs"),
+    "erase_failures": lambda v: (
+        e.status is CheckStatus.failed for e in _searched(v.case, "by_id", "tenant")
     ),
-    "cross_tenant_leaks": lambda c: (
-        e.status is CheckStatus.failed for e in _searched(c, "cross_tenant")
+    "cross_tenant_leaks": lambda v: (
+        e.status is CheckStatus.failed for e in _searched(v.case, "cross_tenant")
     ),
-    "injected_copies": lambda c: (
-        e.status is CheckStatus.failed for e in _searched(c, "loop_guard")
+    "injected_copies": lambda v: (
+        e.status is CheckStatus.failed for e in _searched(v.case, "loop_guard")
     ),
-    "host_pack_hit": lambda c: (p.host_hit for p in _scored(c) if p.host_hit is not None),
-    "deadline_timeout_rate": lambda c: (p.late for p in c.probes if p.late is not None),
-    "probe_turns_kept": lambda c: (
-        not p.trace_removed for p in c.probes if p.trace_removed is not None
+    "host_pack_hit": lambda v: (p.host_hit for p in v.scored if p.host_hit is not None),
+    "deadline_timeout_rate": lambda v: (p.late for p in v.case.probes if p.late is not None),
+    "probe_turns_kept": lambda v: (
+        not p.trace_removed for p in v.case.probes if p.trace_removed is not None
     ),
-    "unranked_rate": lambda c: (lag.ms is None for lag in c.lags),
-    "forget_write_supported": lambda c: iter(
-        [not any(e.face == "forget_write" for e in c.erase)]
-        if any(e.mode == "by_id" for e in c.erase)
+    "unranked_rate": lambda v: (lag.ms is None for lag in v.case.lags),
+    "forget_write_supported": lambda v: iter(
+        [not any(e.face == "forget_write" for e in v.case.erase)]
+        if any(e.mode == "by_id" for e in v.case.erase)
         else []
     ),
 }
 
-COUNTS: dict[str, Callable[[CaseResult], float]] = {
-    "belief_scenarios": lambda c: float(c.kind == "scenario" and able(c, "beliefs_built")),
-    "beliefs_built": lambda c: float(c.beliefs_built if c.kind == "scenario" else 0),
-    "correct": lambda c: float(sum(p.hit for p in _scored(c)) + sum(ch.ok for ch in c.checks)),
-    "answers_right": lambda c: float(sum(_answered_right(p) for p in _scored(c))),
-    "probe_tokens": lambda c: float(sum(p.pack_tokens for p in _scored(c))),
+COUNTS: dict[str, Callable[[Seen], float]] = {
+    "belief_scenarios": lambda v: float(
+        v.case.kind == "scenario" and able(v.case, "beliefs_built")
+    ),
+    "beliefs_built": lambda v: float(v.case.beliefs_built if v.case.kind == "scenario" else 0),
+    "correct": lambda v: float(sum(p.hit for p in v.scored) + sum(ch.ok for ch in v.case.checks)),
+    "answers_right": lambda v: float(sum(_answered_right(p) for p in v.scored)),
+    "probe_tokens": lambda v: float(sum(p.pack_tokens for p in v.scored)),
 }
 """Sums over the cases that ran to the end."""
 
@@ -240,15 +257,10 @@ class Tally:
         windows = () if case.engine_usage is None else (case.engine_usage,)
         if case.status is not CaseStatus.done:
             return cls(tuple(numbers), windows=windows)
-        for name, items in MEANS.items():
-            if not able(case, name):
-                continue
-            at = _MEAN_AT[name]
-            for item in items(case):
-                numbers[at] += item
-                numbers[at + 1] += 1
+        seen = Seen.of(case)
+        _add_means(numbers, seen, MEANS)
         for name, count in COUNTS.items():
-            numbers[_COUNT_AT[name]] = count(case)
+            numbers[_COUNT_AT[name]] = count(seen)
         if case.dimension in _DIM_AT:
             numbers[_DIM_AT[case.dimension]] = case.score or 0.0
             numbers[_DIM_AT[case.dimension] + 1] = 1.0
@@ -288,6 +300,16 @@ class Tally:
 
     def engine_spend(self) -> Usage | None:
         return usage_union(list(self.windows))
+
+
+def _add_means(numbers: list[float], seen: Seen, names: Iterable[str]) -> None:
+    for name in names:
+        if name in NEEDS and not able(seen.case, name):
+            continue
+        at = _MEAN_AT[name]
+        items = list(MEANS[name](seen))
+        numbers[at] = sum(items, numbers[at])  # added one by one, in order, as ever
+        numbers[at + 1] += len(items)
 
 
 def merge(tallies: Iterable[Tally]) -> Tally:
@@ -441,24 +463,28 @@ def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
     evidence recall, and a row of empty numbers per tag would bury the ones that exist. They
     stay out of the scorecard, which compares and gates on the overall numbers."""
     done = [c for c in cases if c.status is CaseStatus.done and c.kind == "scenario"]
-    tags = sorted({t for c in done for p in c.probes if p.scored for t in p.tags})
+    # Each case's scored probes by tag, in one pass: a tag's KPIs read its probes alone,
+    # those reported apart included, and only the accuracy KPIs listed here are kept.
+    by_tag: dict[str, list[Seen]] = defaultdict(list)
+    for case in done:
+        probes: dict[str, list[ProbeResult]] = defaultdict(list)
+        for p in case.probes:
+            if p.scored:
+                for tag in dict.fromkeys(p.tags):
+                    probes[tag].append(p)
+        for tag, picked in probes.items():
+            by_tag[tag].append(Seen.of(case, picked))
     out: list[Kpi] = []
-    for tag in tags:
-        # A case cut down to the tag's probes: the tag KPIs read probes alone, those reported
-        # apart included.
-        views = [
-            c.model_copy(update={"probes": [_counted(p) for p in c.probes if tag in p.tags]})
-            for c in done
-        ]
+    for tag in sorted(by_tag):
+        # A tally per case, then merged, as every tally is: the sums add up in one order.
+        each = []
+        for seen in by_tag[tag]:
+            numbers = [0.0] * _WIDTH
+            _add_means(numbers, seen, TAG_KPIS)
+            each.append(Tally(tuple(numbers)))
         out += [
             _kpi(r, tag)
-            for r in records(tally(views))
+            for r in records(merge(each))
             if r[1] in TAG_KPIS and r[0] == "accuracy" and r[2] is not None
         ]
     return out
-
-
-def _counted(p: ProbeResult) -> ProbeResult:
-    if APART not in p.tags:
-        return p
-    return p.model_copy(update={"tags": [t for t in p.tags if t != APART]})

@@ -154,6 +154,20 @@ def test_the_farm_scales_from_zero_on_its_own_queue(rendered) -> None:
         assert trigger["metadata"]["address"].split(":")[0] in config["MEMEVAL_BROKER_URL"]
 
 
+def test_keda_adds_a_worker_per_pod_worth_of_waiting_cases(rendered) -> None:
+    """docs/scale.md sizes a fleet in pods of `--workers` threads: KEDA's list length is the
+    same number, so the cases waiting at any time are what the pods it starts can hold."""
+    threads = {
+        name: int(args[args.index("--workers") + 1])
+        for name, spec in pod_specs(rendered)
+        if "--workers" in (args := spec["containers"][0].get("args", []))
+    }
+    for scaler in by_kind(rendered, "ScaledObject"):
+        (trigger,) = scaler["spec"]["triggers"]
+        target = scaler["spec"]["scaleTargetRef"]["name"]
+        assert int(trigger["metadata"]["listLength"]) == threads[target]
+
+
 def test_redis_keeps_an_append_only_file_on_a_volume(rendered) -> None:
     for redis in [o for o in by_kind(rendered, "StatefulSet") if "redis" in o["metadata"]["name"]]:
         args = redis["spec"]["template"]["spec"]["containers"][0]["args"]

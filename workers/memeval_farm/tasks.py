@@ -25,7 +25,7 @@ from celery import Celery, Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
-from memeval.evaluation.finalize import all_landed, finalize, summary
+from memeval.evaluation.finalize import all_landed, close, finalize, summary
 from memeval.evaluation.jobs import CaseJob
 from memeval.evaluation.outcome import NOT_RUN
 from memeval.llm.answer import PaidCalls
@@ -133,7 +133,7 @@ def run_case_task(
     metrics.case_finished(result, job.options.llm.model if job.options.llm else None)
     began = farm_of(app).fence.began(getattr(app.backend, "client", None), run_id)
     if began is not None and all_landed(RUNTIME.store, run_id, began):
-        finalize(RUNTIME.store, run_id)  # the last case closes its run, chord or none
+        close(RUNTIME.store, run_id)  # the last case closes its run, chord or none
     return job.reference()
 
 
