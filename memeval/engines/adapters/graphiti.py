@@ -7,32 +7,39 @@ Graphiti's LLM, embedder and reranker are whatever OpenAI-compatible service `ur
 structured output with `json_schema`. Graphiti's telemetry is switched off before import
 (`GRAPHITI_TELEMETRY_ENABLED=false`).
 
-A tenant is a graphiti `group_id`. Every write is an episode with its own time as the
-reference time: an assertion at its `valid_from` (else when it was recorded), a document at
-its `at`, a turn at its `at` as a message `speaker: text`. Graphiti extracts entities and facts
-(edges) from each episode with their validity (`valid_at`, `invalid_at`). Queries go through
-graphiti's hybrid search (BM25 and cosine, fused by reciprocal rank) over edges and episodes;
-a hit is a fact with its validity and the episodes it came from, or an episode itself.
-`query_at` is graphiti's own date filter: facts valid at that time (begun, not yet ended) and
-episodes that had happened by then. Search keeps only matches above graphiti's minimum score,
-so an empty result is an abstention. Reset and forget delete the group's nodes; `list` is the
-group's episodes.
+A tenant is a Kuzu database of its own (below), in which its writes carry its graphiti
+`group_id`. Every write is an episode with its own time as the reference time: an assertion at
+its `valid_from` (else when it was recorded), a document at its `at`, a turn at its `at` as a
+message `speaker: text`. Graphiti extracts entities and facts (edges) from each episode with
+their validity (`valid_at`, `invalid_at`). Queries go through graphiti's hybrid search (BM25 and
+cosine, fused by reciprocal rank) over edges and episodes; a hit is a fact with its validity and
+the episodes it came from, or an episode itself. `query_at` is graphiti's own date filter: facts
+valid at that time (begun, not yet ended) and episodes that had happened by then. Search keeps
+only matches above graphiti's minimum score, so an empty result is an abstention. Reset and
+forget remove the tenant's database; `list` is the group's episodes.
 
-Three gaps in graphiti-core 0.31's Kuzu driver are bridged here, not patched in the library:
+Two gaps in graphiti-core 0.31's Kuzu driver are bridged here, not patched in the library:
 it has no `_database` (graphiti reads it to scope a request; Kuzu has one database, so any
-value serves); its `build_indices_and_constraints` does nothing, so the full-text indexes are
-created through the driver's own maintenance operations; and those indexes go stale when a
-tenant is deleted, so they are rebuilt after each delete, in the database opened again (a
-rebuild in the database that did the delete crashes Kuzu 0.11: `_reopen`).
+value serves), and its `build_indices_and_constraints` does nothing, so the full-text indexes
+are created through the driver's own maintenance operations.
 
-Writes and reads take turns on one asyncio lock: Kuzu runs one write transaction at a time.
+Why a database a tenant, not one shared by group: Kuzu's full-text indexes keep the entries of
+deleted rows (a forgotten tenant's stale entries crowded a later tenant's episodes out of
+graphiti's top matches), and rebuilding the indexes after a delete, the way around that, broke
+Kuzu 0.11 itself: a segfault in `CREATE_FTS_INDEX` by the second or third tenant forgotten in
+one process, and `unordered_map::at` from a later `QUERY_FTS_INDEX` in a database opened again
+(both seen on LoCoMo's development split). Kuzu is no longer maintained upstream and graphiti
+deprecates its driver. A database per tenant needs no delete: reset closes it and removes its
+folder. Graphiti's own group scoping still applies inside it.
+
+Writes and reads of a tenant take turns on its asyncio lock: Kuzu runs one write transaction
+at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 import shutil
 from datetime import UTC, datetime
 from importlib import metadata
@@ -67,7 +74,6 @@ if TYPE_CHECKING:
     from graphiti_core.search.search_config import SearchResults
     from graphiti_core.search.search_filters import SearchFilters
 
-_FTS_INDEX = re.compile(r"CREATE_FTS_INDEX\('(\w+)', '(\w+)'")
 FIXTURE = "fixture"
 
 
@@ -116,25 +122,24 @@ class GraphitiEngine(SearchPacks):
 
     def __init__(self, settings: GraphitiSettings) -> None:
         self.settings = settings
-        self.folder: Path | None = None
-        self._graph: Graphiti | None = None
-        self._turn = asyncio.Lock()
+        self.folder: Path | None = None  # the engine's: a folder in it a tenant's database
+        self._graphs: dict[str, Graphiti] = {}
+        self._turns: dict[str, asyncio.Lock] = {}
 
     async def preflight(self) -> None:
         _import_graphiti()
         await check_models(self.name, self.settings)
 
     async def close(self) -> None:
-        graph, self._graph = self._graph, None
-        if graph is not None:
-            await graph.close()  # type: ignore[no-untyped-call]  # graphiti leaves it unannotated
+        for tenant in list(self._graphs):
+            await self._shut(tenant)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
 
-    async def _open(self) -> Graphiti:
-        if self._graph is not None:
-            return self._graph
+    async def _open(self, tenant: str) -> Graphiti:
+        if tenant in self._graphs:
+            return self._graphs[tenant]
         _import_graphiti()
         from graphiti_core import Graphiti
         from graphiti_core.cross_encoder.openai_reranker_client import OpenAIRerankerClient
@@ -144,10 +149,11 @@ class GraphitiEngine(SearchPacks):
         from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
 
         s = self.settings
-        fresh = self.folder is None
         if self.folder is None:
             self.folder = store_folder(self.name, s.store_dir)
-        driver = await asyncio.to_thread(KuzuDriver, db=str(self.folder / "graph.kuzu"))
+        place = self.folder / group_id(tenant)
+        place.mkdir(exist_ok=True)
+        driver = await asyncio.to_thread(KuzuDriver, db=str(place / "graph.kuzu"))
         driver._database = ""  # one database per Kuzu folder: any name scopes every request
         llm = LLMConfig(api_key=s.key, base_url=s.url, model=s.llm_model, small_model=s.small_model)
         embedder = OpenAIEmbedderConfig(
@@ -162,17 +168,30 @@ class GraphitiEngine(SearchPacks):
             embedder=OpenAIEmbedder(embedder),
             cross_encoder=OpenAIRerankerClient(config=llm),
         )
-        if fresh:  # a reopened folder has its indexes (`_reopen`)
-            await driver.graph_ops.build_indices_and_constraints(driver)
-        self._graph = graph
+        await driver.graph_ops.build_indices_and_constraints(driver)
+        self._graphs[tenant] = graph
         return graph
 
-    async def _call(self, work: Any) -> Any:
-        """Run `work(graph)` in turn; a model service that went away is infrastructure."""
+    async def _shut(self, tenant: str) -> None:
+        """Close the tenant's database and remove its folder. graphiti's `close` leaves Kuzu's
+        connection and database open (it relies on garbage collection), so they are closed
+        here: the folder is removed next."""
+        from graphiti_core.driver.kuzu_driver import KuzuDriver
+
+        graph = self._graphs.pop(tenant, None)
+        if graph is not None and isinstance(graph.driver, KuzuDriver):
+            await asyncio.to_thread(graph.driver.client.close)
+            await asyncio.to_thread(graph.driver.db.close)
+        if self.folder is not None:
+            shutil.rmtree(self.folder / group_id(tenant), ignore_errors=True)
+
+    async def _call(self, tenant: str, work: Any) -> Any:
+        """Run `work(graph)` on the tenant's graph in turn; a model service that went away is
+        infrastructure."""
         import openai
 
-        async with self._turn:
-            graph = await self._open()
+        async with self._turns.setdefault(tenant, asyncio.Lock()):
+            graph = await self._open(tenant)
             try:
                 return await work(graph)
             except (openai.APIConnectionError, openai.InternalServerError) as exc:
@@ -196,7 +215,7 @@ class GraphitiEngine(SearchPacks):
             )
             return str(added.episode.uuid)
 
-        uuid: str = await self._call(add)
+        uuid: str = await self._call(tenant, add)
         return uuid
 
     async def _search(
@@ -213,10 +232,12 @@ class GraphitiEngine(SearchPacks):
                 text, config=config, group_ids=[group_id(tenant)], search_filter=filters
             )
 
-        found: SearchResults = await self._call(search)
+        found: SearchResults = await self._call(tenant, search)
         return found
 
-    async def _hits(self, found: SearchResults | None, k: int, as_of: datetime | None) -> list[Hit]:
+    async def _hits(
+        self, tenant: str, found: SearchResults | None, k: int, as_of: datetime | None
+    ) -> list[Hit]:
         """Facts first (what graphiti distilled, with validity), then the episodes they did not
         already cover, each traced to the episodes it came from."""
         if found is None:
@@ -232,7 +253,7 @@ class GraphitiEngine(SearchPacks):
                 )
                 return nodes
 
-            episodes.update({e.uuid: e for e in await self._call(fetch)})
+            episodes.update({e.uuid: e for e in await self._call(tenant, fetch)})
         hits: list[Hit] = []
         for edge in found.edges:
             origins = [episodes[u] for u in edge.episodes if u in episodes]
@@ -269,7 +290,7 @@ class GraphitiEngine(SearchPacks):
         await self._episode(tenant, assertion.id, assertion.text, assertion.source, at, False)
 
     async def query(self, tenant: str, text: str, k: int = 5) -> QueryResult:
-        hits = await self._hits(await self._search(tenant, text, k), k, None)
+        hits = await self._hits(tenant, await self._search(tenant, text, k), k, None)
         return QueryResult(hits=hits, abstained=not hits)
 
     async def query_at(self, tenant: str, text: str, as_of: datetime, k: int = 5) -> QueryResult:
@@ -285,36 +306,17 @@ class GraphitiEngine(SearchPacks):
             [DateFilter(comparison_operator=ComparisonOperator.is_null)],
         ]
         filters = SearchFilters(valid_at=begun, invalid_at=open_then)
-        hits = await self._hits(await self._search(tenant, text, k, filters), k, as_of)
+        hits = await self._hits(tenant, await self._search(tenant, text, k, filters), k, as_of)
         return QueryResult(hits=hits, abstained=not hits)
 
     async def reset(self, tenant: str) -> None:
-        from graphiti_core.nodes import Node
-
-        async def delete(graph: Graphiti) -> None:
-            await Node.delete_by_group_id(graph.driver, group_id(tenant))
-            await self._reopen()
-            await _rebuild_text_indexes(await self._open())
-
-        await self._call(delete)
-
-    async def _reopen(self) -> None:
-        """Kuzu 0.11 crashes the process (a segfault inside `CREATE_FTS_INDEX` or the next
-        `CHECKPOINT`) when a full-text index is dropped and made again in the database that
-        just deleted the rows it covered: the second or third tenant deleted in one process
-        did it every time. Closing the database and opening the same folder again before the
-        rebuild keeps the data and avoids it."""
-        from graphiti_core.driver.kuzu_driver import KuzuDriver
-
-        graph, self._graph = self._graph, None
-        if graph is not None and isinstance(graph.driver, KuzuDriver):
-            await asyncio.to_thread(graph.driver.client.close)
-            await asyncio.to_thread(graph.driver.db.close)
+        async with self._turns.setdefault(tenant, asyncio.Lock()):
+            await self._shut(tenant)
 
     # ---- lifecycle face -------------------------------------------------------------------
 
     async def recall(self, tenant: str, text: str) -> list[str]:
-        hits = await self._hits(await self._search(tenant, text, PACK_K), PACK_K, None)
+        hits = await self._hits(tenant, await self._search(tenant, text, PACK_K), PACK_K, None)
         return [h.text for h in hits]
 
     async def ingest(self, tenant: str, item: MemoryItem) -> str:
@@ -334,23 +336,7 @@ class GraphitiEngine(SearchPacks):
             )
             return nodes
 
-        return sorted(e.uuid for e in await self._call(episodes))
-
-
-async def _rebuild_text_indexes(graph: Graphiti) -> None:
-    """Kuzu's full-text indexes keep entries of deleted nodes, and graphiti asks them for its
-    top matches before filtering by group: after a tenant is forgotten, its stale entries fill
-    those places and a later tenant's own episodes stop being found. Dropping and recreating
-    the indexes (graphiti's own list) after each delete keeps them to the rows that exist."""
-    from graphiti_core.driver.driver import GraphProvider
-    from graphiti_core.graph_queries import get_fulltext_indices
-
-    for create in get_fulltext_indices(GraphProvider.KUZU):
-        table, name = _FTS_INDEX.search(create).groups()  # type: ignore[union-attr]
-        await graph.driver.execute_query(f"CALL DROP_FTS_INDEX('{table}', '{name}')")
-    ops = graph.driver.graph_ops
-    assert ops is not None, "graphiti's Kuzu driver always has its graph operations"
-    await ops.build_indices_and_constraints(graph.driver)
+        return sorted(e.uuid for e in await self._call(tenant, episodes))
 
 
 def group_id(tenant: str) -> str:
