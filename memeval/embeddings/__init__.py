@@ -2,7 +2,7 @@
 
 - `minilm-int8` (the default): all-MiniLM-L6-v2, the sentence-transformer Chroma and many
   memory libraries embed with, 384 dimensions, its matrix products in int8 in onnxruntime
-  (`memeval.embeddings.minilm_int8`): a third of float32's CPU, its vectors within 0.01 of
+  (`memeval.embeddings.minilm_int8`): under half of float32's CPU, its vectors within 0.01 of
   cosine of the model's. The default because the exact tier cannot embed a benchmark's few
   thousand texts in the CPU a run can spare (docs/embeddings.md has the figures);
 - `minilm`: the same model in float32 numpy (`memeval.embeddings.minilm`), exactly as

@@ -39,7 +39,7 @@ class DenseSettings(Settings):
     embedder: str = Field(
         default=embeddings.DEFAULT,
         description=f"What embeds the units: {', '.join(embeddings.NAMES)}. minilm-int8 is "
-        "MiniLM with int8 products, a third of minilm's CPU, vectors within 0.01 of its "
+        "MiniLM with int8 products, under half of minilm's CPU, vectors within 0.01 of its "
         "cosine; minilm is the model exactly as published.",
     )
 
