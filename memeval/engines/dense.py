@@ -34,6 +34,9 @@ NOTE = (
 
 
 class DenseSettings(Settings):
+    """The tier is the user's to choose (`?embedder=` or `DENSE_EMBEDDER`): a figure that must
+    be the model's own runs on float32, and every report names the tier it ran on."""
+
     model_config = SettingsConfigDict(env_prefix="DENSE_")
     engine = "dense"
     embedder: str = Field(
@@ -114,6 +117,7 @@ class DenseEngine(BM25Engine):
 
     def __init__(self, settings: DenseSettings | None = None) -> None:
         super().__init__()
+        # `create` passes the reference's settings; built directly, the environment's.
         self.settings = settings or self.settings_model()
 
     def new_tenant(self) -> Embedded:
