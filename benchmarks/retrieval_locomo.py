@@ -1,5 +1,6 @@
 """Evidence recall and MRR on LoCoMo per category, for the baselines and the open-source
-engines at the same pack budget, with all-MiniLM-L6-v2 as every engine's embedder.
+engines at the same pack budget, with all-MiniLM-L6-v2 as every engine's embedder (its int8
+tier unless an engine is given another: `dense?embedder=minilm`).
 
 Run: `python -m benchmarks.retrieval_locomo [PATH] [--engines reference,bm25,dense,hybrid,
 mem0-oss,graphiti] [--only conv-26]` (PATH defaults to the development split beside the
@@ -10,7 +11,7 @@ question asked as a probe), and its wall time and this process's CPU time are pr
 
 `--embed-only` measures the embedder alone: load time, then every turn and question of the
 file embedded through the on-disk cache (run it twice: the second run embeds nothing);
-`--embedder minilm-int8` times the int8 tier instead.
+`--embedder minilm` times the float32 tier instead.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from benchmarks.locomo_recall import DEFAULT, Tally, measure
 from memeval import embeddings
-from memeval.engines.registry import create
+from memeval.engines.registry import create, models_of
 from memeval.importers import locomo
 from memeval.importers.locomo import Category, Conversation
 from memeval.importers.pinning import check_pins
@@ -80,6 +81,8 @@ async def score(name: str, conversations: list[Conversation]) -> None:
     finally:
         await engine.close()
     print(f"== {name.split('?url=')[0].split('&url=')[0]}")
+    for model in models_of(name):
+        print(f"  {model}")
     for key in ["overall", *(c.tag for c in Category)]:
         if key in tallies:
             print("  " + tallies[key].line(key))
@@ -97,7 +100,7 @@ def main() -> None:
         "--embedder",
         default=embeddings.DEFAULT,
         choices=embeddings.NAMES,
-        help="with --embed-only: the embedder to time (minilm-int8 needs memeval[int8])",
+        help="with --embed-only: the embedder to time",
     )
     args = parser.parse_args()
     warning = check_pins(args.path, locomo.PINS)
@@ -111,7 +114,6 @@ def main() -> None:
         embed_only(conversations, args.embedder)
         return
     names = args.engines.split(",")
-    print(f"embedder: {embeddings.model_name('minilm')}")
     needed = any(n.split("?")[0] in SERVED for n in names)
     with model_service(args.model_url, needed) as url:
         for name in names:

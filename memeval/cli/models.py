@@ -29,10 +29,11 @@ def serve(
         str,
         typer.Option(
             # `\\[` keeps Rich from reading an extra's name as markup.
-            help="minilm: all-MiniLM-L6-v2 (real, 384 dimensions); minilm-int8: the same with "
-            "int8 products, half the CPU, vectors within 0.01 (memeval\\[int8]); wordllama: "
-            "fast static vectors, 256 dimensions (memeval\\[wordllama]); ngram: hashed "
-            "character n-grams, for wiring tests."
+            help="minilm-int8: all-MiniLM-L6-v2 (real, 384 dimensions) with int8 products, "
+            "vectors within 0.01 of the model's; minilm: the same in float32, exactly as "
+            "published, two to three times the CPU; wordllama: fast static vectors, 256 "
+            "dimensions (memeval\\[wordllama]); ngram: hashed character n-grams, for wiring "
+            "tests."
         ),
     ] = embeddings.DEFAULT,
 ) -> None:

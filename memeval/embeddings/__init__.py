@@ -1,16 +1,19 @@
 """Text embeddings computed on this machine: no model service, no key, no torch.
 
-- `minilm` (the default): all-MiniLM-L6-v2, the sentence-transformer Chroma and many memory
-  libraries embed with, 384 dimensions, in numpy (`memeval.embeddings.minilm`), its vectors
-  kept on disk by text hash so a text is embedded once;
-- `minilm-int8`: the same model with int8 matrix products in onnxruntime, about twice as fast
-  on a CPU, its vectors within 0.01 of cosine of `minilm`'s (optional: `pip install
-  'memeval[int8]'`; `memeval.embeddings.minilm_int8`);
+- `minilm-int8` (the default): all-MiniLM-L6-v2, the sentence-transformer Chroma and many
+  memory libraries embed with, 384 dimensions, its matrix products in int8 in onnxruntime
+  (`memeval.embeddings.minilm_int8`): under half of float32's CPU, its vectors within 0.01 of
+  cosine of the model's. The default because the exact tier cannot embed a benchmark's few
+  thousand texts in the CPU a run can spare (docs/embeddings.md has the figures);
+- `minilm`: the same model in float32 numpy (`memeval.embeddings.minilm`), exactly as
+  published: the reference the int8 tier is checked against;
 - `wordllama`: WordLlama's static 256-dimension vectors, a fast and weaker tier (optional:
   `pip install 'memeval[wordllama]'`);
 - `ngram`: hashed character n-grams, for tests of wiring: close in spelling, never in meaning.
 
-`load` keeps one of each per process: the model's weights are 90 MB and load once.
+Both MiniLM tiers keep their vectors on disk by text hash, each tier under its own name, so a
+text is embedded once per machine. `load` keeps one of each per process: the model's weights
+are 90 MB and load once.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ if TYPE_CHECKING:  # numpy loads with the first embedder, not with every import 
     import numpy as np
     from numpy.typing import NDArray
 
-NAMES = ("minilm", "minilm-int8", "wordllama", "ngram")
-DEFAULT = "minilm"
+NAMES = ("minilm-int8", "minilm", "wordllama", "ngram")
+DEFAULT = "minilm-int8"
 
 
 class Embedder(Protocol):
@@ -80,14 +83,10 @@ def load(name: str = DEFAULT) -> Embedder:
 
 def model_name(name: str) -> str:
     """The published name of an embedder, without loading it."""
-    if name == "minilm":
-        from memeval.embeddings.weights import MODEL
+    if name in ("minilm", "minilm-int8"):
+        from memeval.embeddings.weights import INT8_MODEL, MODEL
 
-        return MODEL
-    if name == "minilm-int8":
-        from memeval.embeddings.minilm_int8 import NAME as INT8
-
-        return INT8
+        return MODEL if name == "minilm" else INT8_MODEL
     if name == "wordllama":
         from memeval.embeddings.wordllama import NAME
 

@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 with its matrix products in int8, in onnxruntime: the fast tier.
+"""all-MiniLM-L6-v2 with its matrix products in int8, in onnxruntime: the default tier.
 
 The same checked weights, tokenizer, batching and pooling as `memeval.embeddings.minilm`; only
 the six layers run differently. They are built here, from those weights, into an ONNX graph
@@ -15,7 +15,9 @@ gives 0.755; one scale a token gives 0.755, and the same vector alone or in any 
 Attention, layer normalization, GELU (erf, as BERT has it) and pooling stay in float32.
 
 The vectors are close to float32's, not equal, so the tier has its own name, and so its own
-rows in the vector cache.
+rows in the vector cache. onnxruntime and onnx are memeval's own dependencies (neither brings
+torch); building the graph and its session costs about 0.15 s of CPU, so it is built at each
+load rather than kept on disk.
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ from memeval.errors import UsageError
 if TYPE_CHECKING:
     from onnx import ModelProto, NodeProto, TensorProto
 
-NAME = f"{weights.MODEL} (int8)"
-EXTRA = "pip install 'memeval[int8]'"
+NAME = weights.INT8_MODEL
+FIX = (
+    "reinstall memeval's dependencies (pip install 'onnxruntime>=1.32' 'onnx>=1.23'), or choose "
+    "the float32 tier `minilm`"
+)
 OPSET = 18
 THREADS = 2
 """onnxruntime's intra-op threads. They are told not to spin while they wait for work: on a
@@ -50,7 +55,7 @@ class MiniLMInt8(minilm.MiniLM):
         except ImportError:
             raise UsageError(
                 "the `minilm-int8` embedder needs onnxruntime and onnx, which are not installed",
-                fix=EXTRA,
+                fix=FIX,
             ) from None
         super().__init__(files)
         options = onnxruntime.SessionOptions()

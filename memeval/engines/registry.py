@@ -6,8 +6,8 @@ A reference is what task messages carry, so it holds no secret:
   `memeval.engines` entry-point group;
 - `package.module:Class`: any Engine subclass importable in the worker;
 - either, followed by `?option=value&...`: plain settings for an engine that takes them,
-  e.g. `http?url=http://127.0.0.1:8080` or `cortex?enrich_wait=60`. Keys come only from
-  each worker's environment (see `memeval engines` for the variables).
+  e.g. `http?url=http://127.0.0.1:8080`, `cortex?enrich_wait=60` or `dense?embedder=minilm`.
+  Keys come only from each worker's environment (see `memeval engines` for the variables).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, urlencode
 from pydantic import BaseModel, Field
 
 from memeval.engines import plugins
-from memeval.engines.adapters.settings import EngineSettings
+from memeval.engines.adapters.settings import Settings
 from memeval.engines.base import Engine
 from memeval.errors import UsageError
 
@@ -118,9 +118,9 @@ def engine_class(name: str) -> type[Engine]:
     return plugins.load_entry_point(ep)
 
 
-def settings_model(cls: type[Engine]) -> type[EngineSettings] | None:
+def settings_model(cls: type[Engine]) -> type[Settings] | None:
     model = getattr(cls, "settings_model", None)
-    return model if isinstance(model, type) and issubclass(model, EngineSettings) else None
+    return model if isinstance(model, type) and issubclass(model, Settings) else None
 
 
 def validate(name: str) -> None:
@@ -169,7 +169,7 @@ def models_of(text: str) -> list[str]:
     return list(declared(settings)) if callable(declared) else []
 
 
-def _no_blank_secrets(name: str, model: type[EngineSettings]) -> None:
+def _no_blank_secrets(name: str, model: type[Settings]) -> None:
     """`CORTEX_API_KEY=` (an unset shell variable, a blank .env line) is a missing key: taken as
     a key, the run would start and every case fail on authentication."""
     for field in model.model_fields:
@@ -240,7 +240,7 @@ def _library_missing(name: str) -> str | None:
     return None if found else f"needs the `{module}` package: pip install 'memeval[{extra}]'"
 
 
-def _settings_of(model: type[EngineSettings] | None) -> list[Setting]:
+def _settings_of(model: type[Settings] | None) -> list[Setting]:
     if model is None:
         return []
     out = []

@@ -1,7 +1,7 @@
-"""The int8 tier (`minilm-int8`): the published pair within 0.01, vectors close to float32's,
-one vector a text whatever its batch, less CPU than float32, a name of its own (so a cache row
-of one tier never answers for the other), served when asked for, and a one-line fix when
-onnxruntime is missing."""
+"""The int8 tier (`minilm-int8`, the default): the published pair within 0.01, vectors close to
+float32's, one vector a text whatever its batch, less CPU than float32, a load under two
+seconds of CPU, a name of its own (so a cache row of one tier never answers for the other),
+served by default, and a one-line fix when onnxruntime is missing."""
 
 from __future__ import annotations
 
@@ -90,8 +90,25 @@ def test_has_its_own_name_and_cache_rows(fast, exact, tmp_path, monkeypatch):
     assert int8.computed == 2
 
 
-def test_the_model_service_serves_it_by_name():
-    with running(embedder="minilm-int8") as url:
+def test_loads_in_under_two_seconds_of_cpu_imports_included():
+    """In a fresh process, from importing onnxruntime and onnx to a session ready to embed:
+    the hash check of both files, the weights, the tokenizer, the graph and its session."""
+    weights.ensure()
+    script = (
+        "import time; from memeval.embeddings import weights; files = weights.ensure(); "
+        "started = time.process_time(); "
+        "from memeval.embeddings.minilm_int8 import MiniLMInt8; MiniLMInt8(files); "
+        "print(time.process_time() - started)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert float(done.stdout) < 2.0, done.stdout
+
+
+def test_the_model_service_serves_it_by_default_and_by_name():
+    assert embeddings.DEFAULT == "minilm-int8"
+    with running() as url:
         reply = httpx.post(f"{url}/embeddings", json={"model": "any", "input": PAIR}).json()
         listed = [m["id"] for m in httpx.get(f"{url}/models").json()["data"]]
     assert reply["model"] == NAME and NAME in listed
@@ -99,11 +116,11 @@ def test_the_model_service_serves_it_by_name():
     assert float(first @ second) == pytest.approx(0.755, abs=0.01)
 
 
-def test_without_onnxruntime_the_command_names_the_extra_in_one_line():
+def test_without_onnxruntime_the_default_service_says_what_to_install_in_one_line():
     # `None` in sys.modules makes `import onnxruntime` fail as if it were not installed.
     script = (
         "import sys; sys.modules['onnxruntime'] = None; "
-        "sys.argv = ['memeval', 'models', 'serve', '--embedder', 'minilm-int8', '--port', '0']; "
+        "sys.argv = ['memeval', 'models', 'serve', '--port', '0']; "
         "from memeval.cli import main; main()"
     )
     done = subprocess.run(
@@ -114,5 +131,6 @@ def test_without_onnxruntime_the_command_names_the_extra_in_one_line():
         cwd=Path(__file__).resolve().parents[2],
     )
     assert done.returncode == 2
-    assert "needs onnxruntime" in done.stderr and "memeval[int8]" in done.stderr
+    assert "needs onnxruntime" in done.stderr and "pip install 'onnxruntime" in done.stderr
+    assert "float32 tier `minilm`" in done.stderr
     assert "Traceback" not in done.stderr

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memeval.embeddings.weights import MODEL
+from memeval.embeddings.weights import INT8_MODEL, MODEL
 from memeval.models import CHAT_MODEL
 from memeval.report.html import render_html
 from memeval.report.markdown import render
@@ -20,9 +20,12 @@ def report(engine: str) -> RunReport:
 
 
 @pytest.mark.parametrize("engine", ["dense", "hybrid"])
-def test_the_in_process_baselines_name_minilm(engine):
-    assert f"Engine models: embeddings {MODEL}, in-process." in render(report(engine))
-    assert MODEL in render_html(report(engine))
+def test_the_in_process_baselines_name_the_minilm_tier_they_ran(engine):
+    assert f"Engine models: embeddings {INT8_MODEL}, in-process." in render(report(engine))
+    assert INT8_MODEL in render_html(report(engine))
+    exact = report(f"{engine}?embedder=minilm")
+    assert f"Engine models: embeddings {MODEL}, in-process." in render(exact)
+    assert INT8_MODEL not in render_html(exact)
 
 
 def test_an_engine_on_a_model_service_names_both_models_and_the_url():

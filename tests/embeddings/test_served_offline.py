@@ -17,11 +17,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memeval import embeddings
 from memeval.embeddings import weights
 
 PROBE = Path(__file__).with_name("offline_probe.py")
 PAIR = ["A man is eating food.", "A man is eating a piece of bread."]
 LOCAL = ("('127.0.0.1',", "'127.0.0.1'")
+SERVED = embeddings.model_name(embeddings.DEFAULT)  # the int8 tier
 
 
 def test_served_embeddings_reproduce_the_pair_with_no_connection_out(tmp_path):
@@ -42,7 +44,7 @@ def test_served_embeddings_reproduce_the_pair_with_no_connection_out(tmp_path):
         first = service.stdout.readline()  # printed once the model has loaded
         assert first.startswith("serving models on http://127.0.0.1:"), first
         url = first.split()[-1]
-        assert service.stdout.readline().strip() == f"embeddings: {weights.MODEL}"
+        assert service.stdout.readline().strip() == f"embeddings: {SERVED}"
         with httpx.Client(timeout=120) as client:
             reply = client.post(f"{url}/embeddings", json={"model": "any", "input": PAIR})
             listed = client.get(f"{url}/models").json()["data"]
@@ -56,12 +58,12 @@ def test_served_embeddings_reproduce_the_pair_with_no_connection_out(tmp_path):
     assert service.returncode == 130 and "Traceback" not in err, err[-2000:]
     seen = json.loads(out.strip().splitlines()[-1])
 
-    assert reply.status_code == 200 and reply.json()["model"] == weights.MODEL
+    assert reply.status_code == 200 and reply.json()["model"] == SERVED
     first_vector, second_vector = (d["embedding"] for d in reply.json()["data"])
     assert len(first_vector) == weights.DIMENSIONS
     cosine = sum(a * b for a, b in zip(first_vector, second_vector, strict=True))
     assert cosine == pytest.approx(0.755, abs=0.01)  # sentence-transformers' published figure
-    assert weights.MODEL in [m["id"] for m in listed]
+    assert SERVED in [m["id"] for m in listed]
     # The service computed both vectors itself: they are the only ones in its fresh cache.
     with sqlite3.connect(cache / "embeddings.sqlite") as db:
         assert db.execute("select count(*) from vectors").fetchone() == (2,)

@@ -1,5 +1,7 @@
 """The dense and hybrid baselines: MiniLM cosine over every write, and BM25 fused with it by
-reciprocal rank; bm25's units, packs and budget; tenants apart, also over memeval's protocol."""
+reciprocal rank; bm25's units, packs and budget; tenants apart, also over memeval's protocol;
+the embedder a setting (the int8 tier by default, `?embedder=minilm` the float32 model), on
+every path a reference takes, and refused with its choices when it names no embedder."""
 
 from __future__ import annotations
 
@@ -9,15 +11,19 @@ from datetime import timedelta
 import pytest
 from pydantic import SecretStr
 
+from memeval import embeddings
 from memeval.conformance import Verdict, check
-from memeval.embeddings.weights import MODEL
+from memeval.embeddings.weights import INT8_MODEL, MODEL
 from memeval.engines.bm25 import BUDGET_TOKENS, BM25Engine
 from memeval.engines.dense import DenseEngine
 from memeval.engines.hybrid import HybridEngine, fuse
 from memeval.engines.pack import CHARS_PER_TOKEN
-from memeval.engines.registry import create, describe
+from memeval.engines.registry import create, describe, models_of, validate
 from memeval.engines.types import Capability, MemoryItem, Turn, TurnContext
+from memeval.errors import UsageError
+from memeval.store import open_store
 from tests.adapters.conftest import TOKEN, served
+from tests.conftest import run_cli
 from tests.engines.helpers import day, fact, run
 
 PET = "My sister adopted a greyhound named Biscuit."
@@ -28,6 +34,8 @@ NOTES = [
     "Quarterly taxes are due in April.",
 ]
 PARAPHRASE = "Which animal joined her family?"  # no word in common with PET
+# Each engine on each MiniLM tier, as a user names it.
+REFERENCES = ["dense", "hybrid", "dense?embedder=minilm", "hybrid?embedder=minilm"]
 
 
 def units(markdown: str) -> list[str]:
@@ -90,9 +98,9 @@ def test_pack_leaves_out_the_prompt_and_keeps_the_budget(cls):
     assert pack.unit_ids is not None and len(pack.unit_ids) == len(shown)
 
 
-@pytest.mark.parametrize("cls", [DenseEngine, HybridEngine])
-def test_tenants_are_apart_and_forget_touches_one(cls):
-    engine = stocked(cls(), "a")
+@pytest.mark.parametrize("name", REFERENCES)
+def test_tenants_are_apart_and_forget_touches_one(name):
+    engine = stocked(create(name), "a")
     run(engine.store("b", fact("x", "The lighthouse keeper's name is Orla.")))
     seen_by_b = [h.text for h in run(engine.query("b", PARAPHRASE, k=10)).hits]
     assert seen_by_b == ["The lighthouse keeper's name is Orla."]
@@ -101,12 +109,65 @@ def test_tenants_are_apart_and_forget_touches_one(cls):
     assert len(run(engine.list("b"))) == 1
 
 
-@pytest.fixture(params=[DenseEngine, HybridEngine])
+@pytest.fixture(params=REFERENCES)
 def engine_url(request) -> Iterator[str]:
-    yield from served(request.param())
+    yield from served(create(request.param))
 
 
 def test_served_over_memevals_protocol_they_conform(engine_url):
     found = {c.name: c.verdict for c in run(check(engine_url, SecretStr(TOKEN), timeout=30))}
     assert set(found.values()) == {Verdict.passed}, found
     assert len(found) == 8
+
+
+@pytest.mark.parametrize("name", ["dense", "hybrid"])
+def test_the_embedder_is_a_setting_the_int8_tier_by_default(name):
+    assert create(name).settings.embedder == embeddings.DEFAULT == "minilm-int8"
+    assert models_of(name) == [f"embeddings {INT8_MODEL}, in-process"]
+    assert models_of(f"{name}?embedder=minilm") == [f"embeddings {MODEL}, in-process"]
+    listed = {row.name: row for row in describe()}[name]
+    (setting,) = listed.settings
+    assert (setting.option, setting.default) == ("embedder", "minilm-int8")
+    assert setting.env == f"{name.upper()}_EMBEDDER"
+
+
+@pytest.mark.parametrize("tier", ["minilm", "minilm-int8"])
+def test_dense_scores_are_the_cosines_of_the_tier_it_is_set_to(tier):
+    """A dense hit's score is the cosine of the chosen tier's vectors, which differ between
+    the tiers in the third decimal: the setting reaches the vectors, not only the label."""
+    engine = stocked(create(f"dense?embedder={tier}"))
+    hit = run(engine.query("t", PARAPHRASE, k=1)).hits[0]
+    own = embeddings.load(tier).embed([PARAPHRASE, PET])
+    exact = embeddings.load("minilm").embed([PARAPHRASE, PET])
+    fast = embeddings.load("minilm-int8").embed([PARAPHRASE, PET])
+    assert hit.text == PET
+    assert hit.score == pytest.approx(float(own[0] @ own[1]), abs=1e-5)
+    assert float(exact[0] @ exact[1]) != pytest.approx(float(fast[0] @ fast[1]), abs=1e-4)
+
+
+def test_the_setting_comes_from_the_environment_too(monkeypatch):
+    monkeypatch.setenv("HYBRID_EMBEDDER", "minilm")
+    assert models_of("hybrid") == [f"embeddings {MODEL}, in-process"]
+    assert models_of("dense") == [f"embeddings {INT8_MODEL}, in-process"]  # its own variable
+
+
+@pytest.mark.parametrize("check_only", [False, True])
+def test_an_unknown_embedder_is_refused_naming_the_setting_and_the_choices(check_only):
+    with pytest.raises(UsageError) as caught:
+        (validate if check_only else create)("hybrid?embedder=minilm-fp16")
+    assert "`embedder`" in caught.value.message and "minilm-fp16" in caught.value.message
+    assert all(name in caught.value.message for name in embeddings.NAMES)
+    assert "HYBRID_EMBEDDER" in caught.value.fix
+
+
+def test_memeval_run_refuses_an_unknown_embedder_before_a_run_exists(tmp_path):
+    store = f"sqlite:///{tmp_path}/store.db"
+    assert open_store(store).list_runs(1) == []
+    done = run_cli(
+        "run", "--engine", "dense?embedder=e5", "--suite", "lifecycle",
+        env={"MEMEVAL_DATABASE_URL": store}, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "engine `dense`: `embedder`: `e5` is not an embedder" in done.stderr
+    assert "minilm-int8, minilm" in done.stderr and "DENSE_EMBEDDER" in done.stderr
+    assert open_store(store).list_runs(5) == []

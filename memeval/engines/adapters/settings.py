@@ -19,27 +19,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from memeval.errors import UsageError
 
 
-class EngineSettings(BaseSettings):
-    """Base for every remote engine's settings: environment first, reference options on top."""
+class Settings(BaseSettings):
+    """Base for every engine's settings: environment first, reference options on top. An
+    in-process engine (`dense`) subclasses it directly; a remote one through `EngineSettings`."""
 
     model_config = SettingsConfigDict(extra="forbid", frozen=True)
     engine: ClassVar[str] = "engine"
-
-    url: str = Field(description="Base URL of the service.")
-    timeout: float = Field(default=30.0, gt=0, description="Seconds before a request times out.")
-    retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx and lost connections.")
-    backoff: float = Field(default=0.5, ge=0, description="First retry delay in seconds; doubles.")
-    retry_after_max: float = Field(
-        default=300.0,
-        ge=0,
-        description="Longest Retry-After one call waits out; past it every worker pauses and "
-        "the case is rerun later.",
-    )
-
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        return http_url(value)
 
     @classmethod
     def env_name(cls, field: str) -> str:
@@ -54,7 +39,7 @@ class EngineSettings(BaseSettings):
         return cls.model_fields[field].annotation in (SecretStr, SecretStr | None)
 
     @classmethod
-    def load(cls, options: dict[str, str]) -> EngineSettings:
+    def load(cls, options: dict[str, str]) -> Settings:
         """Settings from the environment, with `options` from the reference on top; every
         problem becomes one message that names the option or variable to change."""
         cls._check_options(options)
@@ -112,6 +97,26 @@ class EngineSettings(BaseSettings):
         )
 
 
+class EngineSettings(Settings):
+    """Base for every remote engine's settings: where the service is, and how to wait on it."""
+
+    url: str = Field(description="Base URL of the service.")
+    timeout: float = Field(default=30.0, gt=0, description="Seconds before a request times out.")
+    retries: int = Field(default=4, ge=0, description="Retries on 429, 5xx and lost connections.")
+    backoff: float = Field(default=0.5, ge=0, description="First retry delay in seconds; doubles.")
+    retry_after_max: float = Field(
+        default=300.0,
+        ge=0,
+        description="Longest Retry-After one call waits out; past it every worker pauses and "
+        "the case is rerun later.",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        return http_url(value)
+
+
 def http_url(value: str) -> str:
     """`value` without a trailing slash, if it is an http(s) URL with a host."""
     try:
@@ -123,7 +128,7 @@ def http_url(value: str) -> str:
     return value.rstrip("/")
 
 
-def _field_of(cls: type[EngineSettings], loc: tuple[Any, ...]) -> str:
+def _field_of(cls: type[Settings], loc: tuple[Any, ...]) -> str:
     """Errors name a field or one of its aliases; map an alias back to its field."""
     name = str(loc[0]) if loc else "?"
     for field, info in cls.model_fields.items():
