@@ -187,6 +187,7 @@ def _estimate(flags: RunFlags) -> None:
         suite=flags.suite or "all",
         only=flags.only,
         dimension=flags.dimension,
+        limit=flags.limit,
         trials=flags.trials or 1,
         price=flags.price,
         base_url=flags.base_url,
