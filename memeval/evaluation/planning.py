@@ -23,7 +23,7 @@ from memeval.report.stored import require_run
 from memeval.runner import RunOptions
 from memeval.runner.host import HostLimits
 from memeval.store import CaseKey, RunRecord, Store
-from memeval.suites.catalog import Suite, anchored
+from memeval.suites.catalog import Suite
 from memeval.suites.haystack import Haystack
 from memeval.summary import plural, subset_name
 
@@ -113,7 +113,7 @@ def plan_new(store: Store, request: RunRequest, console: Console) -> PlannedRun:
     if request.trials is not None and request.trials < 1:
         raise UsageError(f"--trials must be at least 1, not {request.trials}")
     selection = Selection(
-        suite=anchored(request.suite),
+        suite=request.suite,
         only=request.only,
         dimension=request.dimension,
         limit=request.limit,

@@ -24,6 +24,8 @@ from memeval_farm.settings import safe_url
 from memeval_farm.watchdog import Watchdog
 
 CONNECT_TIMEOUT = 5.0
+CHORD_BYTES = 32 * 1024 * 1024
+"""The case bodies one chord carries at most, as JSON (a chord of one case may exceed it)."""
 
 
 def check_broker(app: Celery) -> None:
@@ -74,8 +76,11 @@ class Outbox:
         self.run_id = run_id
         self.epochs = {each: fence.advance(client, each) for each in run_ids}
         self.task_ids: dict[str, JobKey] = {}
+        self.sizes: dict[JobKey, int] = {}
+        """Each sent case's body, as JSON bytes: what the broker holds until it is taken."""
         self._jobs = iter(jobs)
         self._read: list[CaseJob] = []  # read but not yet sent: kept when a send fails
+        self._bytes = 0  # their bodies' JSON size
         self._more = True
 
     @property
@@ -86,12 +91,16 @@ class Outbox:
         return bool(self._read)
 
     def _fill(self, count: int) -> None:
-        while self._more and len(self._read) < count:
+        """Read up to `count` cases, fewer once their bodies reach `CHORD_BYTES`: a chord is
+        held whole while it is built and sent, and a LongMemEval-M instance is 6 MB of JSON."""
+        while self._more and len(self._read) < count and self._bytes < CHORD_BYTES:
             job = next(self._jobs, None)
             if job is None:
                 self._more = False
             else:
                 self._read.append(job)
+                self.sizes[job.key] = len(job.case.model_dump_json())
+                self._bytes += self.sizes[job.key]
 
     def send(self, count: int) -> list[JobKey]:
         """Up to `count` more cases as one chord; the keys sent. A broker fault leaves the
@@ -100,8 +109,7 @@ class Outbox:
         if not self._read:
             return []
         batch = {
-            uuid(): job.model_copy(update={"epoch": self.epochs[job.run_id]})
-            for job in self._read[:count]
+            uuid(): job.model_copy(update={"epoch": self.epochs[job.run_id]}) for job in self._read
         }
         header = [
             self.app.signature(RUN_CASE, task_id=i, ignore_result=True, **job.message())
@@ -117,7 +125,7 @@ class Outbox:
             )
         )
         chord(header, finish).apply_async()
-        del self._read[: len(batch)]
+        self._read, self._bytes = [], 0
         # The group still subscribes this process to each case's result, which never comes:
         # unsubscribe now, while the broker is surely up, not at exit when it may be gone.
         for task_id in batch:

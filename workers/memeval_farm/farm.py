@@ -42,6 +42,8 @@ from memeval_farm.progress import Activity, CaseState, Landings
 from memeval_farm.settings import FarmSettings, safe_url
 from memeval_farm.watchdog import Watchdog
 
+MB = 1024 * 1024
+
 
 def connect(settings: FarmSettings) -> Celery | None:
     """The app on the shared broker, checked reachable; None when the farm is embedded."""
@@ -185,12 +187,17 @@ def _drive(
     )
     window, size = settings.dispatch_window, chord_size(settings.dispatch_window)
 
+    def room() -> bool:
+        """Whether a chord more fits the window, by count and by the bytes in flight."""
+        held = sum(outbox.sizes[key] for key in landings.waiting)
+        return len(landings.waiting) + size <= window and held < settings.dispatch_window_mb * MB
+
     def top_up() -> None:
         """Send while the window has room for a chord; a broker fault is the watchdog's to
         wait out (it raises `BrokerGone` once patience runs out), and the cases read but not
         sent go with the next try."""
         try:
-            while landings.unsent and len(landings.waiting) + size <= window:
+            while landings.unsent and room():
                 landings.sent(outbox.send(size))
         except BROKER_FAULTS as exc:
             if not landings.waiting and not landings.landed and not outbox.task_ids:

@@ -70,6 +70,13 @@ class FarmSettings(BaseSettings):
         "broker whatever the suite's size. Set it above the fleet's concurrency (pods x "
         "threads), or workers wait for cases.",
     )
+    dispatch_window_mb: int = Field(
+        default=256,
+        ge=1,
+        description="Megabytes of case bodies (as JSON) in flight at most, whatever "
+        "MEMEVAL_DISPATCH_WINDOW allows: a LongMemEval-M instance is 6 MB, so 128 of them "
+        "would hold the broker at 1 GB.",
+    )
     preflight_timeout: float = Field(
         default=15.0,
         gt=0,
