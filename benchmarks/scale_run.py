@@ -127,10 +127,12 @@ class Sampler(threading.Thread):
                 "dispatcher"
                 if level == 0
                 else "redis-server"
+                if "redis" in cmd and level == 1
+                else "redis-server's fork (append-only file rewrite; shares its pages)"
                 if "redis" in cmd
                 else "worker node"
                 if level == 1
-                else f"worker child {pid}"
+                else "worker child"
             )
             self.peaks[pid] = (role, max(peak, self.peaks.get(pid, ("", 0.0))[1]))
             self.cpu[pid] = procs[pid].cpu
@@ -167,14 +169,21 @@ def run(path: Path, engine: str, limit: int | None, workers: int, folder: Path) 
     print(f"load average (1/5/15 min) before {load_before}, after {_load()}")
     sampled = sum(sampler.cpu.values())
     print(
-        f"wall {wall:.1f} s, CPU {cpu:.1f} s (every process of the farm, as reaped; "
-        f"{sampled:.1f} s summed from /proc at the last sample)"
+        f"wall {wall:.1f} s, CPU {sampled:.1f} s (every process of the farm, from /proc; "
+        f"{cpu:.1f} s of it in processes reaped by their parents)"
     )
     own = peak_file.read_text() if peak_file.exists() else "?"
     print(f"peak resident memory, dispatcher (its own getrusage at exit): {own} MB")
+    forks = [peak for role, peak in sampler.peaks.values() if "fork" in role]
     for pid, (role, peak) in sorted(sampler.peaks.items(), key=lambda p: p[1][0]):
-        used = sampler.cpu.get(pid, 0.0)
-        print(f"peak resident memory, {role} (pid {pid}): {peak:.0f} MB; CPU {used:.1f} s")
+        if "fork" not in role:
+            used = sampler.cpu.get(pid, 0.0)
+            print(f"peak resident memory, {role} (pid {pid}): {peak:.0f} MB; CPU {used:.1f} s")
+    if forks:
+        print(
+            f"redis-server forked {len(forks)} times to rewrite its append-only file, "
+            f"each peaking at {max(forks):.0f} MB at most, most of it shared with the server"
+        )
     report_path = folder / "out" / "report.json"
     if report_path.exists():
         report = json.loads(report_path.read_text())
