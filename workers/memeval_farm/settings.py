@@ -71,11 +71,11 @@ class FarmSettings(BaseSettings):
         "threads), or workers wait for cases.",
     )
     dispatch_window_mb: int = Field(
-        default=256,
+        default=128,
         ge=1,
         description="Megabytes of case bodies (as JSON) in flight at most, whatever "
         "MEMEVAL_DISPATCH_WINDOW allows: a LongMemEval-M instance is 6 MB, so 128 of them "
-        "would hold the broker at 1 GB.",
+        "would hold the broker at 1 GB (Redis keeps a body base64-encoded, a third larger).",
     )
     preflight_timeout: float = Field(
         default=15.0,
