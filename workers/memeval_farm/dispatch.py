@@ -24,7 +24,7 @@ from memeval_farm.settings import safe_url
 from memeval_farm.watchdog import Watchdog
 
 CONNECT_TIMEOUT = 5.0
-CHORD_BYTES = 32 * 1024 * 1024
+CHORD_BYTES = 16 * 1024 * 1024
 """The case bodies one chord carries at most, as JSON (a chord of one case may exceed it)."""
 
 
