@@ -6,29 +6,20 @@ Redis are other processes), through the same command a user types."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from benchmarks.longmemeval_gen import write
+from benchmarks.scale_run import WRAPPER
 
-RUN = """
-import atexit, resource, sys
-from pathlib import Path
-out = Path(sys.argv[1])
-atexit.register(
-    lambda: out.write_text(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024))
-)
-sys.argv = ["memeval", *sys.argv[2:]]
-from memeval.cli import main
-main()
-"""
 WINDOW = "8"
 """Both files hold more cases than this, so both runs hold the same few case bodies at once."""
-SLACK_MB = 20
+SLACK_MB = 12
 """Allocator noise and the larger run's few thousand more small objects (its keys, its case
-results folded at the end); holding the larger file's cases as the old dispatcher did added
-over 80 MB here."""
+results folded at the end): 1 MB here. Holding the larger file's cases, as the dispatcher did
+before it streamed them, added 29 MB."""
 
 
 def dispatcher_peak_mb(path: Path, folder: Path) -> tuple[int, int]:
@@ -36,7 +27,7 @@ def dispatcher_peak_mb(path: Path, folder: Path) -> tuple[int, int]:
     folder.mkdir()
     peak = folder / "peak"
     done = subprocess.run(
-        [sys.executable, "-c", RUN, str(peak), "run", "--suite", f"longmemeval:{path}",
+        [sys.executable, "-c", WRAPPER, str(peak), "run", "--suite", f"longmemeval:{path}",
          "--engine", "reference", "--workers", "2", "--out", str(folder / "out")],
         cwd=folder,
         env={**_env(), "MEMEVAL_DATABASE_URL": f"sqlite:///{folder / 'runs.db'}",
@@ -51,8 +42,6 @@ def dispatcher_peak_mb(path: Path, folder: Path) -> tuple[int, int]:
 
 
 def _env() -> dict[str, str]:
-    import os
-
     return {k: v for k, v in os.environ.items() if not k.startswith("MEMEVAL_")}
 
 
