@@ -74,6 +74,7 @@ def evaluate(
     *,
     only: str | Sequence[str] | None = None,
     dimension: str | Sequence[str] | None = None,
+    limit: int | None = None,
     trials: int = 1,
     llm: Llm = None,
     budget_usd: float | None = None,
@@ -93,7 +94,8 @@ def evaluate(
     `Engine` subclass, or an instance (in this process only). `farm`: None runs the cases in
     this process; "embedded" starts a private Redis and local workers; a broker URL sends them
     to a fleet's `memeval worker` processes. `llm`: True for the default answering model, a
-    model id, or `ModelOptions`. `out`: also write report.md/.json/.html into this folder.
+    model id, or `ModelOptions`. `limit`: only the first N cases the selection holds, as
+    `memeval run --limit`. `out`: also write report.md/.json/.html into this folder.
     Progress and warnings go to `console` (default: stderr).
 
     Cases that errored, were lost or were skipped for budget or credits are in the report,
@@ -117,6 +119,7 @@ def evaluate(
             suite=suites,
             only=_listed(only),
             dimension=_listed(dimension),
+            limit=limit,
             trials=trials,
             keep=keep,
             label=label,

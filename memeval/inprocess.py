@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -37,7 +38,7 @@ class ResultHook(Protocol):
 
 async def run_plan(
     plan: RunPlan,
-    cases: dict[str, Scenario | Fixture],
+    cases: Iterable[tuple[Scenario | Fixture, int]],
     *,
     concurrency: int = 8,
     on_result: ResultHook | None = None,
@@ -45,10 +46,12 @@ async def run_plan(
     ledger: PaidCalls | None = None,
     instance: Engine | None = None,
 ) -> list[CaseResult]:
-    """`shared` is needed only when the plan sets rates or a budgeted model; `ledger`
-    records its paid calls, as a farm worker does in the store. `instance`, when given, runs
-    instead of one built from `plan.engine` (an object `memeval.evaluate` was handed, which no
-    reference can rebuild); it is closed at the end like a built one."""
+    """`cases`: each case with its trial, read only when a slot is free, so no more than
+    `concurrency` case bodies are held at once whatever the suite's size. `shared` is needed
+    only when the plan sets rates or a budgeted model; `ledger` records its paid calls, as a
+    farm worker does in the store. `instance`, when given, runs instead of one built from
+    `plan.engine` (an object `memeval.evaluate` was handed, which no reference can rebuild);
+    it is closed at the end like a built one."""
     gate = asyncio.Semaphore(concurrency)
     results: list[CaseResult] = []
     first = FirstCases(plan.options.refused_stop)
@@ -59,12 +62,12 @@ async def run_plan(
             answerer_for(plan.options.llm, shared=shared, ledger=ledger) as answerer,
         ):
 
-            async def one(case_id: str, trial: int) -> None:
-                async with gate:
+            async def one(case: Scenario | Fixture, trial: int) -> None:
+                try:
                     started = datetime.now(UTC)
                     try:
                         result = await run_case(
-                            cases[case_id],
+                            case,
                             engine,
                             run_id=plan.run_id,
                             trial=trial,
@@ -75,9 +78,9 @@ async def run_plan(
                         verdict = judge(exc)  # the engine down or out of credit stops the run
                         if verdict.action is Action.stop:
                             raise
-                        log.debug("case %s#%d raised", case_id, trial, exc_info=True)
+                        log.debug("case %s#%d raised", case.id, trial, exc_info=True)
                         result = failed_result(
-                            cases[case_id],
+                            case,
                             run_id=plan.run_id,
                             trial=trial,
                             engine=plan.engine,
@@ -85,14 +88,30 @@ async def run_plan(
                             started_at=started,
                             status=verdict.status,
                         )
-                results.append(result)
-                if on_result is not None:
-                    on_result(result)
-                stop = first.land(result)
-                if stop is not None:
-                    raise stop  # the engine refuses every case alike: a setting to fix
+                    results.append(result)
+                    if on_result is not None:
+                        on_result(result)
+                    stop = first.land(result)
+                    if stop is not None:
+                        raise stop  # the engine refuses every case alike: a setting to fix
+                finally:
+                    gate.release()
 
-            await asyncio.gather(*(one(ref.case_id, ref.trial) for ref in plan.cases))
+            running: set[asyncio.Task[None]] = set()
+            for case, trial in cases:
+                await gate.acquire()
+                _raise_first(running)
+                task = asyncio.create_task(one(case, trial))
+                running.add(task)
+            await asyncio.gather(*running)
     finally:
         await raw.close()
     return results
+
+
+def _raise_first(running: set[asyncio.Task[None]]) -> None:
+    """Forget the cases that ended; the first that raised stops the run before another is
+    read."""
+    for task in [t for t in running if t.done()]:
+        running.discard(task)
+        task.result()

@@ -31,11 +31,13 @@ def readable_engine(text: str) -> str:
     return unquote(text)
 
 
-def subset_name(only: Sequence[str], dimensions: Sequence[str]) -> str | None:
+def subset_name(
+    only: Sequence[str], dimensions: Sequence[str], limit: int | None = None
+) -> str | None:
     """The name a run's selection goes by wherever its scores show ("temporal only",
-    "3 cases only"), so a score over part of a suite never reads as the whole; None when the
-    whole suite was planned."""
-    parts = []
+    "3 cases only", "first 20 cases only"), so a score over part of a suite never reads as the
+    whole; None when the whole suite was planned."""
+    parts = [] if limit is None else [f"first {plural(limit, 'case')}"]
     if dimensions:
         parts.append(", ".join(sorted(set(dimensions))))
     if only:

@@ -10,13 +10,13 @@ from rich.console import Console
 from rich.table import Table
 
 from memeval.cli.options import BaseUrl, Prices
-from memeval.evaluation.planning import select
+from memeval.evaluation.selection import chosen
 from memeval.llm.client import LlmClient
 from memeval.llm.estimate import PACK_TOKENS, ModelEstimate, estimate, planned_calls
 from memeval.llm.pricing import Price, model_list, resolve_prices
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import base_url_of, budget_micros, parse_models, user_prices
-from memeval.suites.catalog import resolve
+from memeval.suites.catalog import stream
 
 out = Console()
 
@@ -27,6 +27,9 @@ def estimate_command(
     only: Annotated[list[str] | None, typer.Option(help="Only this case id (repeatable).")] = None,
     dimension: Annotated[
         list[str] | None, typer.Option(help="Only fixtures of this dimension (repeatable).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Only the first N cases the selection holds.")
     ] = None,
     trials: Annotated[int, typer.Option(min=1, help="Every case this many times.")] = 1,
     profiles: Annotated[
@@ -46,8 +49,9 @@ def estimate_command(
     """Print the expected model calls, tokens and dollars per model; nothing is spent."""
     names = parse_models(models)
     cap = budget_micros(budget_usd)
-    chosen = select(resolve(suite), only or [], dimension or [])
-    calls = planned_calls(chosen, k=k, pack_tokens=pack_tokens)
+    # Read as it goes: a benchmark file's cases are never all held, only their planned calls.
+    cases = chosen(stream(suite), only or [], dimension or [], limit)
+    calls = planned_calls(cases, k=k, pack_tokens=pack_tokens)
     prices, listed = asyncio.run(_prices(names, base_url, price or []))
     rows = estimate(calls, trials=trials * profiles, prices=prices, max_tokens=max_tokens)
     print_estimates(rows, prices, out, unlisted=None if listed else base_url_of(base_url))

@@ -59,6 +59,7 @@ def run(
     label: opt.Label = None,
     only: opt.Only = None,
     dimension: opt.Dimensions = None,
+    limit: opt.Limit = None,
     trials: opt.Trials = None,
     keep: opt.Keep = False,
     verbose: opt.Verbose = False,
@@ -186,6 +187,7 @@ def _estimate(flags: RunFlags) -> None:
         suite=flags.suite or "all",
         only=flags.only,
         dimension=flags.dimension,
+        limit=flags.limit,
         trials=flags.trials or 1,
         price=flags.price,
         base_url=flags.base_url,
@@ -213,7 +215,7 @@ def _planned(flags: RunFlags, farm: Executor, store: Store) -> PlannedRun:
     if flags.names_a_new_run():
         raise UsageError(
             "--resume runs the cases of the run it names, with that run's options",
-            fix="drop --engine/--suite/--label/--only/--dimension/--trials/--keep",
+            fix="drop --engine/--suite/--label/--only/--dimension/--limit/--trials/--keep",
         )
     # An id, a label or `latest`, as `report`, `status` and `compare` take it.
     match = store.resolve_run(flags.resume)
@@ -259,7 +261,8 @@ def _conclude(
     unfinished = outcome.unfinished(report)
     if unfinished and outcome.only_budget_stopped(report):
         record = require_run(store, report.run_id)
-        out.print(outcome.budget_reached(report, planned.jobs, record), highlight=False)
+        cases = (job.case for job in planned.jobs())
+        out.print(outcome.budget_reached(report, cases, record), highlight=False)
         raise typer.Exit(BUDGET_REACHED)
     if unfinished:
         out.print(

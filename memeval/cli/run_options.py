@@ -39,6 +39,13 @@ Only = Annotated[list[str] | None, typer.Option(help="Run only this case id (rep
 Dimensions = Annotated[
     list[str] | None, typer.Option(help="Run only fixtures of this dimension (repeatable).")
 ]
+Limit = Annotated[
+    int | None,
+    typer.Option(
+        help="Run only the first N cases the selection holds (a slice of a large benchmark).",
+        show_default=False,
+    ),
+]
 Trials = Annotated[int | None, typer.Option(help="Run every case this many times.")]
 Keep = Annotated[bool, typer.Option(help="Skip the forget step, to inspect the engine.")]
 Verbose = Annotated[bool, typer.Option(help="Print each case as it lands.")]
@@ -175,6 +182,7 @@ class RunFlags(ModelFlags):
     dimension: list[str] | None
     trials: int | None
     keep: bool
+    limit: int | None = None
     verbose: bool
     workers: int | None
     pool: Pool
@@ -205,6 +213,7 @@ class RunFlags(ModelFlags):
             suite=self.suite or "all",
             only=self.only or [],
             dimension=self.dimension or [],
+            limit=self.limit,
             trials=self.trials,
             keep=self.keep,
             label=self.label,
@@ -246,6 +255,7 @@ class RunFlags(ModelFlags):
         its run was given."""
         given = (self.engine, self.url, self.enrich_wait, self.suite, self.label, self.only)
         shaped = (self.deadline, self.pack_tokens, self.pack_sections, self.noise, self.needle)
-        return any(v is not None for v in (*given, self.dimension, self.trials, *shaped)) or (
+        picked = (self.dimension, self.limit, self.trials)
+        return any(v is not None for v in (*given, *picked, *shaped)) or (
             self.keep or self.seed is not None
         )

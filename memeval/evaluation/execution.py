@@ -20,7 +20,7 @@ from memeval.errors import CreditsExhausted, EngineUnavailable, MemevalError, Re
 from memeval.evaluation.finalize import finalize
 from memeval.evaluation.outcome import RunEnd, RunStopped, Stop, credits_out
 from memeval.evaluation.outputs import Outputs
-from memeval.evaluation.planning import CaseRef, PlannedRun, RunPlan
+from memeval.evaluation.planning import PlannedRun, RunPlan
 from memeval.inprocess import run_plan
 from memeval.llm.answer import PaidCalls
 from memeval.llm.shared import OpenShared
@@ -121,16 +121,14 @@ class InProcess:
         opener = planned.models.shared_opener(how.console)
         if opener is not None:
             opener(self.shared)
-        jobs = planned.jobs
-        if not jobs:
+        if not planned.todo:
             return
         plan = RunPlan(
             run_id=planned.run_id,
             label=planned.run_id,
-            engine=jobs[0].engine,
+            engine=planned.engine,
             suite="",
-            options=jobs[0].options,
-            cases=[CaseRef(case_id=job.case.id, trial=job.trial) for job in jobs],
+            options=planned.options,
         )
 
         def landed(result: CaseResult) -> None:
@@ -143,7 +141,7 @@ class InProcess:
         asyncio.run(
             run_plan(
                 plan,
-                {job.case.id: job.case for job in jobs},
+                planned.selection.find(planned.todo),
                 concurrency=how.workers,
                 on_result=landed,
                 shared=self.shared,

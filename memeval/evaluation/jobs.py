@@ -8,6 +8,7 @@ nothing in a message (which Redis and Flower show to anyone who can see them) is
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -17,7 +18,7 @@ from memeval.results import CaseResult, CaseStatus
 from memeval.runner import failed_result
 from memeval.runner.context import RunOptions
 from memeval.secrets import redact
-from memeval.store import CaseKey, PlannedCase, Store
+from memeval.store import CaseKey, PlannedCase, RunRecord, Store
 from memeval.suites.catalog import anchored
 from memeval.suites.fixture import Fixture
 from memeval.suites.loader import Case
@@ -94,6 +95,22 @@ class CaseJob(BaseModel):
         )
 
 
+class Outgoing(NamedTuple):
+    """The cases a dispatch sends: every key known up front (what the dispatcher waits for),
+    the bodies an iterable read only as they are sent, and each run's engine (which a fleet
+    checks before any case goes out)."""
+
+    keys: list[JobKey]
+    jobs: Iterable[CaseJob]
+    engines: dict[str, str]
+    """run id -> engine, in the order the runs were planned."""
+
+    @classmethod
+    def of(cls, jobs: list[CaseJob]) -> Outgoing:
+        """Cases already in memory: a sweep's interleaved columns, a benchmark's list."""
+        return cls([job.key for job in jobs], jobs, {job.run_id: job.engine for job in jobs})
+
+
 def planned(case: Scenario | Fixture, trial: int) -> PlannedCase:
     return PlannedCase(
         case_id=case.id,
@@ -114,22 +131,20 @@ def plan_run(
     trials: int,
     options: RunOptions,
     budget_micros: int | None,
-    subset: str | None = None,
 ) -> list[CaseJob]:
-    """Record the run with its whole plan, then return its jobs, trial by trial: a run that
-    exists before any case is dispatched is one `--resume` can always complete. The jobs carry
-    the label the store gave the run (a taken one gets a suffix), as Flower should show it."""
+    """Record the run with its whole plan, then return its jobs, trial by trial (a sweep's
+    columns, which it interleaves). The jobs carry the label the store gave the run (a taken
+    one gets a suffix), as Flower should show it."""
     plan = [(case, trial) for trial in range(trials) for case in cases]
-    record = store.create_run(
+    record = record_run(
+        store,
         run_id=run_id,
         label=label,
         engine=engine,
         suite=suite,
-        suite_at=anchored(suite),
         planned=[planned(case, trial) for case, trial in plan],
-        options=options.model_dump(mode="json") | {"budget_micros": budget_micros},
-        prompt_version=options.llm.prompt_version if options.llm else None,
-        subset=subset,
+        options=options,
+        budget_micros=budget_micros,
     )
     return [
         CaseJob(
@@ -142,3 +157,30 @@ def plan_run(
         )
         for case, trial in plan
     ]
+
+
+def record_run(
+    store: Store,
+    *,
+    run_id: str,
+    label: str,
+    engine: str,
+    suite: str,
+    planned: list[PlannedCase],
+    options: RunOptions,
+    budget_micros: int | None,
+    subset: str | None = None,
+) -> RunRecord:
+    """The run written with its whole plan before any case is dispatched: a run that exists
+    first is one `--resume` can always complete."""
+    return store.create_run(
+        run_id=run_id,
+        label=label,
+        engine=engine,
+        suite=suite,
+        suite_at=anchored(suite),
+        planned=planned,
+        options=options.model_dump(mode="json") | {"budget_micros": budget_micros},
+        prompt_version=options.llm.prompt_version if options.llm else None,
+        subset=subset,
+    )

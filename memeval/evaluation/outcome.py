@@ -6,15 +6,17 @@ The command line turns these into messages and exit codes; `memeval.evaluate` in
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
 from memeval.errors import CreditsExhausted, MemevalError
-from memeval.evaluation.jobs import CaseJob
 from memeval.llm.estimate import skipped_calls
 from memeval.results import CaseStatus, RunReport
 from memeval.store import RunRecord
+from memeval.suites.fixture import Fixture
+from memeval.suites.scenario import Scenario
 from memeval.summary import plural
 
 NOT_RUN = "not run: the engine's credits ran out earlier in this run"
@@ -83,10 +85,12 @@ def only_budget_stopped(report: RunReport) -> bool:
     )
 
 
-def budget_reached(report: RunReport, jobs: list[CaseJob], record: RunRecord) -> str:
+def budget_reached(
+    report: RunReport, planned: Iterable[Scenario | Fixture], record: RunRecord
+) -> str:
     """A run that spent its budget did what it was asked: not an error, and a plain resume
     would find no money either, so only a larger budget is offered."""
-    calls = skipped_calls([job.case for job in jobs], report.cases)
+    calls = skipped_calls(planned, report.cases)
     cases = sum(c.status is CaseStatus.skipped_budget for c in report.cases)
     cap = record.options.get("budget_micros")
     within = f" within the ${cap / 1e6:.4f} budget" if cap else ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
@@ -13,37 +14,28 @@ from rich.console import Console
 
 from memeval.engines.registry import parse_ref
 from memeval.errors import UsageError
-from memeval.evaluation.jobs import CaseJob, plan_run
+from memeval.evaluation.jobs import CaseJob, JobKey, Outgoing, planned, record_run
 from memeval.evaluation.models import ModelOptions, ModelPlan, paid_so_far, plan_models
 from memeval.evaluation.preflight import check_engine
+from memeval.evaluation.selection import Case, Selection, chosen
 from memeval.llm.setup import budget_micros
-from memeval.report.stored import ref_key, require_run
+from memeval.report.stored import require_run
 from memeval.runner import RunOptions
 from memeval.runner.host import HostLimits
 from memeval.store import CaseKey, RunRecord, Store
-from memeval.suites.catalog import Suite, resolve
-from memeval.suites.fixture import Dimension, Fixture
-from memeval.suites.haystack import Haystack, expand
-from memeval.suites.scenario import Scenario
+from memeval.suites.catalog import Suite
+from memeval.suites.haystack import Haystack
 from memeval.summary import plural, subset_name
 
 
-class CaseRef(BaseModel):
-    case_id: str
-    trial: int
-
-    @property
-    def key(self) -> str:
-        return ref_key(CaseKey(self.case_id, self.trial))
-
-
 class RunPlan(BaseModel):
+    """What every case of an in-process run shares; the cases come as they are read."""
+
     run_id: str
     label: str
     engine: str
     suite: str
     options: RunOptions
-    cases: list[CaseRef]
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
@@ -52,31 +44,9 @@ def new_run_id() -> str:
     return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
-def select(suite: Suite, only: list[str], dimensions: list[str]) -> list[Scenario | Fixture]:
+def select(suite: Suite, only: list[str], dimensions: list[str]) -> list[Case]:
     """Filter by `--only` (a case id, or its last part) and `--dimension`."""
-    for name in dimensions:
-        if name not in Dimension.__members__:
-            raise UsageError(
-                f"unknown dimension `{name}`",
-                fix=f"use one of: {', '.join(d.value for d in Dimension)}",
-            )
-    cases = [c.case for c in suite.cases]
-    if dimensions:
-        cases = [c for c in cases if isinstance(c, Fixture) and c.dimension.value in dimensions]
-    if only:
-        wanted = set(only)
-        picked = [c for c in cases if c.id in wanted or c.id.rsplit("/", 1)[-1] in wanted]
-        known = {c.id for c in picked} | {c.id.rsplit("/", 1)[-1] for c in picked}
-        unknown = sorted(wanted - known)
-        if unknown:
-            raise UsageError(
-                f"no case matches --only {', '.join(unknown)}",
-                fix="list the case ids with `memeval suites list --cases`",
-            )
-        cases = picked
-    if not cases:
-        raise UsageError("the selection holds no case", fix="widen --only / --dimension")
-    return cases
+    return list(chosen((c.case for c in suite.cases), only, dimensions))
 
 
 class RunRequest(BaseModel):
@@ -86,6 +56,8 @@ class RunRequest(BaseModel):
     suite: str = "all"
     only: list[str] = Field(default_factory=list)
     dimension: list[str] = Field(default_factory=list)
+    limit: int | None = None
+    """Only the first `limit` cases the selection holds (a slice of a large benchmark)."""
     trials: int | None = None
     keep: bool = False
     label: str | None = None
@@ -95,12 +67,32 @@ class RunRequest(BaseModel):
 
 
 class PlannedRun(BaseModel):
-    """A run in the store, and the cases still to send for it."""
+    """A run in the store, and the cases still to send for it: their keys, in plan order, and
+    where to read their bodies again (`selection`), which are never all held at once."""
 
     run_id: str
     label: str
-    jobs: list[CaseJob]
+    engine: str
+    options: RunOptions
+    selection: Selection
+    todo: list[CaseKey]
     models: ModelPlan
+
+    def outgoing(self) -> Outgoing:
+        keys = [JobKey(self.run_id, key) for key in self.todo]
+        return Outgoing(keys, self.jobs(), {self.run_id: self.engine})
+
+    def jobs(self) -> Iterator[CaseJob]:
+        """The cases still to send, read from the suite as they are asked for."""
+        for case, trial in self.selection.find(self.todo):
+            yield CaseJob(
+                run_id=self.run_id,
+                engine=self.engine,
+                case=case,
+                trial=trial,
+                options=self.options,
+                label=self.label,
+            )
 
 
 def concurrency(workers: int | None) -> int:
@@ -113,39 +105,59 @@ def concurrency(workers: int | None) -> int:
 
 
 def plan_new(store: Store, request: RunRequest, console: Console) -> PlannedRun:
-    """The engine is checked by the caller, who knows where it will run."""
+    """The engine is checked by the caller, who knows where it will run. The plan is made from
+    one pass over the suite that keeps each case's key, kind and dimension, not the case."""
     run_id = new_run_id()
     label = request.label or f"{parse_ref(request.engine).name}-{run_id}"
     models = plan_models(run_id, request.models, console)
     if request.trials is not None and request.trials < 1:
         raise UsageError(f"--trials must be at least 1, not {request.trials}")
-    jobs = plan_run(
+    selection = Selection(
+        suite=request.suite,
+        only=request.only,
+        dimension=request.dimension,
+        limit=request.limit,
+        haystack=request.haystack,
+    )
+    once = [planned(case, 0) for case in selection.cases()]
+    plan = [p.model_copy(update={"trial": t}) for t in range(request.trials or 1) for p in once]
+    options = RunOptions(
+        keep=request.keep,
+        llm=models.llm,
+        rates=models.rates,
+        host=request.host,
+        haystack=request.haystack,
+    )
+    record = record_run(
         store,
         run_id=run_id,
         label=label,
         engine=request.engine,
         suite=request.suite,
-        cases=_swept(select(resolve(request.suite), request.only, request.dimension), request),
-        trials=request.trials or 1,
-        options=RunOptions(
-            keep=request.keep,
-            llm=models.llm,
-            rates=models.rates,
-            host=request.host,
-            haystack=request.haystack,
-        ),
+        planned=plan,
+        options=options,
         budget_micros=models.budget_micros,
-        subset=subset_name(request.only, request.dimension),
+        subset=subset_name(request.only, request.dimension, _cut(request.limit, len(once))),
     )
     # The store gives a taken label the first free suffix: reports never overwrite a run's.
-    label = require_run(store, run_id).label
-    if request.label and label != request.label:
-        console.print(f"label `{request.label}` is taken: this run is `{label}`", highlight=False)
-    return PlannedRun(run_id=run_id, label=label, jobs=jobs, models=models)
+    if request.label and record.label != request.label:
+        console.print(
+            f"label `{request.label}` is taken: this run is `{record.label}`", highlight=False
+        )
+    return PlannedRun(
+        run_id=run_id,
+        label=record.label,
+        engine=request.engine,
+        options=options,
+        selection=selection,
+        todo=[p.key for p in plan],
+        models=models,
+    )
 
 
-def _swept(cases: list[Scenario | Fixture], request: RunRequest) -> list[Scenario | Fixture]:
-    return cases if request.haystack is None else expand(cases, request.haystack)
+def _cut(limit: int | None, planned: int) -> int | None:
+    """The limit, when it left cases out: one the suite did not reach names no subset."""
+    return limit if limit is not None and planned >= limit else None
 
 
 def plan_resume(
@@ -155,18 +167,18 @@ def plan_resume(
     engine's own preflight runs before the run reopens."""
     if check_here:
         check_engine(require_run(store, run_id).engine, remote=False)
-    jobs, record = _reopen(store, run_id, console)
-    cap = resumed_budget(store, record, budget_usd)
-    models = ModelPlan(llm=None, rates=[], budget_micros=None)
-    if jobs and jobs[0].options.llm is not None:
-        models = ModelPlan(
-            llm=jobs[0].options.llm,
-            rates=jobs[0].options.rates,
+    planned = _reopen(store, run_id, console)
+    cap = resumed_budget(store, require_run(store, run_id), budget_usd)
+    llm = planned.options.llm
+    if planned.todo and llm is not None:
+        planned.models = ModelPlan(
+            llm=llm,
+            rates=planned.options.rates,
             budget_micros=cap,
-            spent_micros=paid_so_far(store, run_id, jobs[0].options.llm.budget_scopes),
+            spent_micros=paid_so_far(store, run_id, llm.budget_scopes),
             raise_cap=budget_usd is not None,
         )
-    return PlannedRun(run_id=run_id, label=record.label, jobs=jobs, models=models)
+    return planned
 
 
 def resumed_budget(store: Store, record: RunRecord, budget_usd: float | None) -> int | None:
@@ -185,18 +197,14 @@ def resumed_budget(store: Store, record: RunRecord, budget_usd: float | None) ->
     return cap
 
 
-def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob], RunRecord]:
-    """The run's cases without a done result, rebuilt from its suite; reopens the run."""
+def _reopen(store: Store, run_id: str, console: Console) -> PlannedRun:
+    """The run's cases without a done result, found again in its suite; reopens the run."""
     record = require_run(store, run_id)
     missing = store.missing_cases(run_id)
-    cases: dict[str, Scenario | Fixture] = {}
     options = RunOptions.model_validate(record.options)
-    if missing:
-        found = [located.case for located in resolve(record.suite_at).cases]
-        if options.haystack is not None:  # the variants the run was planned with
-            found = expand(found, options.haystack)
-        cases = {case.id: case for case in found}
-    gone = sorted({p.case_id for p in missing} - cases.keys())
+    # The variants the run was planned with; no other filter is needed to find a case by id.
+    selection = Selection(suite=record.suite_at, haystack=options.haystack)
+    gone = selection.absent({p.case_id for p in missing}) if missing else []
     if gone:
         raise UsageError(
             f"run `{run_id}` needs cases its suite `{record.suite}` no longer holds: "
@@ -204,18 +212,15 @@ def _reopen(store: Store, run_id: str, console: Console) -> tuple[list[CaseJob],
             fix="restore those case files, or start a new run",
         )
     store.reopen_run(run_id)
-    jobs = [
-        CaseJob(
-            run_id=run_id,
-            engine=record.engine,
-            case=cases[p.case_id],
-            trial=p.trial,
-            options=options,
-            label=record.label,
-        )
-        for p in missing
-    ]
     console.print(
-        f"resuming {run_id}: {len(jobs)} of {plural(record.planned_count, 'case')} to run"
+        f"resuming {run_id}: {len(missing)} of {plural(record.planned_count, 'case')} to run"
     )
-    return jobs, record
+    return PlannedRun(
+        run_id=run_id,
+        label=record.label,
+        engine=record.engine,
+        options=options,
+        selection=selection,
+        todo=[p.key for p in missing],
+        models=ModelPlan(llm=None, rates=[], budget_micros=None),
+    )

@@ -92,11 +92,25 @@ def warning(name: str, path: Path) -> str | None:
 
 def load(name: str, path: Path, options: dict[str, str] | None = None) -> Iterator[Scenario]:
     """The benchmark's cases as they are read, after its hash is checked (a mismatch only
-    warns, on stderr)."""
-    note = warning(name, path)
+    warns, on stderr). A run reads its file more than once (to plan, to send, to resume), so
+    each copy is hashed and warned about once a process."""
+    stat = path.stat()
+    note = _checked(name, path.resolve(), stat.st_size, stat.st_mtime_ns)
     if note:
         print(f"warning: {note}", file=sys.stderr)
     return BENCHMARKS[name][0](path, options or {})
+
+
+_CHECKED: set[tuple[str, Path, int, int]] = set()
+
+
+def _checked(name: str, path: Path, size: int, mtime_ns: int) -> str | None:
+    """The warning for a copy not seen before in this process, else None."""
+    if (name, path, size, mtime_ns) in _CHECKED:
+        return None
+    note = warning(name, path)
+    _CHECKED.add((name, path, size, mtime_ns))
+    return note
 
 
 def write(cases: Iterable[Scenario], folder: Path) -> list[Path]:

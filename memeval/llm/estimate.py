@@ -9,6 +9,7 @@ writes, capped at a typical pack budget. Two figures come out per model: the exp
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 from pydantic import BaseModel
 
@@ -53,7 +54,7 @@ class ModelEstimate(BaseModel):
 
 
 def planned_calls(
-    cases: list[Scenario | Fixture], *, k: int = 5, pack_tokens: int = PACK_TOKENS
+    cases: Iterable[Scenario | Fixture], *, k: int = 5, pack_tokens: int = PACK_TOKENS
 ) -> list[PlannedCall]:
     """One entry per model call a single trial makes, with its expected prompt size."""
     calls: list[PlannedCall] = []
@@ -166,7 +167,7 @@ def _written_tokens(case: Scenario) -> int:
     return sum(tokens(t) for t in _written(case))
 
 
-def skipped_calls(cases: list[Scenario | Fixture], results: list[CaseResult]) -> int:
+def skipped_calls(cases: Iterable[Scenario | Fixture], results: list[CaseResult]) -> int:
     """The model calls the budget left unmade: each skipped case's planned calls less the
     answers it did get before the money ran out."""
     planned = Counter(call.case_id for call in planned_calls(cases))

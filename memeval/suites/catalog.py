@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -66,6 +67,17 @@ def resolve(spec: str) -> Suite:
             "folder of cases",
         )
     return Suite(name=str(path), cases=load_paths([path]))
+
+
+def stream(spec: str) -> Iterator[Scenario | Fixture]:
+    """The suite's cases one at a time, as `resolve` finds them: a benchmark file is read as
+    it goes, so a caller keeping only what it needs of each case (a run's plan, a dispatch
+    window) holds one case of it at a time, whatever the file's size."""
+    if (benchmark := sources.parse(spec)) is not None:
+        yield from sources.load(*benchmark)
+        return
+    for located in resolve(spec).cases:
+        yield located.case
 
 
 def anchored(spec: str) -> str:

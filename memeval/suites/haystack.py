@@ -10,6 +10,7 @@ give pack hit and MRR per size x position without a table of its own.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -62,18 +63,17 @@ def parse_needles(text: str) -> list[Position]:
     return [p for p in POSITIONS if p in parts]
 
 
-def expand(cases: list[Scenario | Fixture], sweep: Haystack) -> list[Scenario | Fixture]:
-    """Each scenario once per size and position; fixtures, which hold no history, once."""
-    out: list[Scenario | Fixture] = []
+def expand(cases: Iterable[Scenario | Fixture], sweep: Haystack) -> Iterator[Scenario | Fixture]:
+    """Each scenario once per size and position; fixtures, which hold no history, once. Read
+    as the cases come, so a benchmark file streams through a sweep as it does a plain run."""
     for case in cases:
         if isinstance(case, Fixture):
-            out.append(case)
+            yield case
             continue
         needles: list[Position | None] = [*sweep.needles] or [None]
         for size in sweep.sizes:
             for needle in needles:
-                out.append(_variant(case, size, needle, sweep.seed))
-    return out
+                yield _variant(case, size, needle, sweep.seed)
 
 
 def _variant(scenario: Scenario, size: int, needle: Position | None, seed: int) -> Scenario:

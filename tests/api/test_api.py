@@ -18,6 +18,7 @@ from memeval.engines.types import Assertion
 from memeval.errors import UsageError
 from memeval.report.compare import GroupBy, Verdict
 from memeval.results import RunReport
+from memeval.suites.catalog import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "dimensions"
@@ -142,6 +143,7 @@ def test_an_engine_instance_runs_in_this_process(store: str, tmp_path: Path) -> 
         ({"out": __file__}, f"out {__file__} is a file"),
         ({"suites": "no-such-suite"}, "no-such-suite"),
         ({"dimension": "colour"}, "unknown dimension `colour`"),
+        ({"limit": 0}, "--limit must be at least 1, not 0"),
     ],
 )
 def test_bad_input_is_a_usage_error_naming_the_argument(
@@ -151,6 +153,13 @@ def test_bad_input_is_a_usage_error_naming_the_argument(
     with pytest.raises(UsageError) as raised:
         memeval.evaluate(database_url=store, **args)  # type: ignore[arg-type]
     assert named in raised.value.message and raised.value.fix
+
+
+def test_a_limit_runs_the_selections_first_cases_and_names_them(store: str) -> None:
+    whole = [located.case.id for located in resolve(SUITE).cases]
+    report = memeval.evaluate("reference", suites=SUITE, limit=3, database_url=store)
+    assert [case.case_id for case in report.cases] == whole[:3]
+    assert report.subset == "first 3 cases only"
 
 
 def test_an_engine_the_workers_cannot_build_is_refused_before_any_farm_starts(

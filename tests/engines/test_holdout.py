@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from memeval.evaluation.planning import CaseRef, RunPlan
+from memeval.evaluation.planning import RunPlan
 from memeval.inprocess import run_plan
+from memeval.report.stored import ref_key
 from memeval.results import RunReport
 from memeval.runner import RunOptions
+from memeval.store import CaseKey
 from memeval.suites.loader import load_paths
 from memeval.summary import build_report
 
@@ -27,9 +29,9 @@ def run(engine: str, name: str) -> RunReport:
         engine=engine,
         suite=name,
         options=RunOptions(),
-        cases=[CaseRef(case_id=i, trial=0) for i in cases],
     )
-    results = asyncio.run(run_plan(plan, cases))
+    pairs = [(case, 0) for case in cases.values()]
+    results = asyncio.run(run_plan(plan, pairs))
     return build_report(
         run_id="holdout",
         label=engine,
@@ -38,7 +40,7 @@ def run(engine: str, name: str) -> RunReport:
         started_at=datetime.now(UTC),
         finished_at=None,
         cases=results,
-        planned=[r.key for r in plan.cases],
+        planned=[ref_key(CaseKey(case.id, trial)) for case, trial in pairs],
     )
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 
-from memeval.evaluation.planning import CaseRef, RunPlan, new_run_id
+from memeval.evaluation.planning import RunPlan, new_run_id
 from memeval.inprocess import run_plan
+from memeval.report.stored import ref_key
 from memeval.runner import RunOptions
+from memeval.store import CaseKey
 from memeval.suites.catalog import resolve
 from memeval.summary import build_report
 from tests.farm.conftest import Farm, stop
@@ -42,9 +44,9 @@ def direct() -> dict[str, object]:
         engine="reference",
         suite="all",
         options=RunOptions(),
-        cases=[CaseRef(case_id=case_id, trial=0) for case_id in cases],
     )
-    results = asyncio.run(run_plan(plan, cases))
+    pairs = [(case, 0) for case in cases.values()]
+    results = asyncio.run(run_plan(plan, pairs))
     report = build_report(
         run_id=plan.run_id,
         label=plan.label,
@@ -53,7 +55,7 @@ def direct() -> dict[str, object]:
         started_at=plan.started_at,
         finished_at=None,
         cases=results,
-        planned=[ref.key for ref in plan.cases],
+        planned=[ref_key(CaseKey(case.id, trial)) for case, trial in pairs],
     )
     return scores(report.model_dump(mode="json"))
 

@@ -8,10 +8,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memeval.evaluation.planning import CaseRef, RunPlan, select
+from memeval.evaluation.planning import RunPlan, select
 from memeval.inprocess import run_plan
+from memeval.report.stored import ref_key
 from memeval.results import RunReport
 from memeval.runner import RunOptions
+from memeval.store import CaseKey
 from memeval.suites.catalog import resolve
 from memeval.summary import build_report
 from tests.report.factory import make_report
@@ -45,9 +47,9 @@ def run_engine(engine: str, label: str, trials: int = 1) -> RunReport:
         engine=engine,
         suite=suite.name,
         options=RunOptions(),
-        cases=[CaseRef(case_id=c.id, trial=t) for t in range(trials) for c in chosen],
     )
-    results = asyncio.run(run_plan(plan, {c.id: c for c in chosen}))
+    pairs = [(c, t) for t in range(trials) for c in chosen]
+    results = asyncio.run(run_plan(plan, pairs))
     return build_report(
         run_id=plan.run_id,
         label=label,
@@ -56,7 +58,7 @@ def run_engine(engine: str, label: str, trials: int = 1) -> RunReport:
         started_at=plan.started_at,
         finished_at=datetime.now(UTC),
         cases=results,
-        planned=[ref.key for ref in plan.cases],
+        planned=[ref_key(CaseKey(case.id, trial)) for case, trial in pairs],
     )
 
 

@@ -15,7 +15,7 @@ from memeval.evaluation.execution import Execution
 from memeval.evaluation.outcome import RunStopped, Stop
 from memeval.evaluation.planning import PlannedRun
 from memeval.store import Store
-from memeval_farm.dispatch import dispatch
+from memeval_farm.dispatch import chord_size, dispatch
 from memeval_farm.farm import connect, preflight_fleet, run_on_farm
 from memeval_farm.redis_state import redis_opener
 from memeval_farm.settings import FarmSettings
@@ -39,7 +39,7 @@ class FarmExecutor:
                 self.shared,
                 store,
                 planned.run_id,
-                planned.jobs,
+                planned.outgoing(),
                 workers=how.workers,
                 pool=how.pool,
                 console=how.console,
@@ -50,12 +50,21 @@ class FarmExecutor:
             raise RunStopped(Stop.broker, exc) from exc
 
     def dispatch_detached(self, store: Store, planned: PlannedRun, console: Console) -> None:
-        """Send the cases to the fleet and return; its workers finish the run."""
+        """Send the cases to the fleet and return; its workers finish the run. They are read
+        and sent a chord at a time, so this process holds one chord's cases; the broker holds
+        them all until workers take them."""
         if self.shared is None:
             raise ValueError("a detached run needs a fleet's broker")
         opener = redis_opener(planned.models, console)
         if opener is not None:
             opener(str(self.shared.conf.result_backend))
-        if planned.jobs:
-            preflight_fleet(self.shared, self.settings, store, planned.jobs, console)
-            dispatch(self.shared, planned.run_id, planned.jobs, prefix=self.settings.key_prefix)
+        if planned.todo:
+            engines = {planned.run_id: planned.engine}
+            preflight_fleet(self.shared, self.settings, store, engines, console)
+            dispatch(
+                self.shared,
+                planned.run_id,
+                planned.jobs(),
+                prefix=self.settings.key_prefix,
+                batch=chord_size(self.settings.dispatch_window),
+            )

@@ -25,22 +25,24 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from memeval.errors import BrokerGone
+from memeval.errors import BrokerGone, MemevalError
 from memeval.evaluation.execution import Pool
 from memeval.evaluation.finalize import finalize
-from memeval.evaluation.jobs import CaseJob, JobKey
+from memeval.evaluation.jobs import CaseJob, JobKey, Outgoing
 from memeval.report.stored import ref_key, require_run
 from memeval.store import RunStatus, Store
 from memeval.summary import case_line, plural
 from memeval_farm import metrics
 from memeval_farm.broker import BROKER_FAULTS, Outage, identify, persistence_warning, quietly
 from memeval_farm.config import make_app
-from memeval_farm.dispatch import check_broker, dispatch, revoke, wait
+from memeval_farm.dispatch import Outbox, check_broker, chord_size, revoke, wait
 from memeval_farm.embedded import EmbeddedFarm, tail
 from memeval_farm.preflight import check_fleet
 from memeval_farm.progress import Activity, CaseState, Landings
 from memeval_farm.settings import FarmSettings, safe_url
 from memeval_farm.watchdog import Watchdog
+
+MB = 1024 * 1024
 
 
 def connect(settings: FarmSettings) -> Celery | None:
@@ -53,17 +55,18 @@ def connect(settings: FarmSettings) -> Celery | None:
 
 
 def preflight_fleet(
-    app: Celery, settings: FarmSettings, store: Store, jobs: list[CaseJob], console: Console
+    app: Celery, settings: FarmSettings, store: Store, engines: dict[str, str], console: Console
 ) -> None:
-    """Before any case is sent: each live worker checks each engine and that its store holds
-    the run. A refusal closes the runs as interrupted, so none is left `running`."""
+    """Before any case is sent: each live worker checks each engine (`engines`: run id ->
+    engine) and that its store holds the run. A refusal closes the runs as interrupted, so
+    none is left `running`."""
     identity = None
     with contextlib.suppress(*BROKER_FAULTS):
         identity = identify(str(app.conf.broker_url))
     warning = persistence_warning(identity, str(app.conf.broker_url))
     if warning is not None:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    firsts = {job.engine: job.run_id for job in reversed(jobs)}
+    firsts = {engine: run_id for run_id, engine in reversed(engines.items())}
     try:
         for engine, run_id in firsts.items():
             check_fleet(
@@ -75,7 +78,7 @@ def preflight_fleet(
                 say=lambda text: console.print(text, highlight=False),
             )
     except BaseException:
-        for each in sorted({job.run_id for job in jobs}):
+        for each in sorted(engines):
             finalize(store, each, RunStatus.interrupted)
         raise
 
@@ -85,7 +88,7 @@ def run_on_farm(
     shared: Celery | None,
     store: Store,
     run_id: str | list[str],
-    jobs: list[CaseJob],
+    jobs: Outgoing | list[CaseJob],
     *,
     workers: int,
     pool: Pool,
@@ -95,19 +98,22 @@ def run_on_farm(
     after_landing: Callable[[str], None] | None = None,
 ) -> None:
     """Until every case has a result, lost ones included. `shared` comes from `connect`;
-    `run_id` is a run's id, or a sweep's run ids, whose jobs then go out as one chord.
+    `run_id` is a run's id, or a sweep's run ids, whose jobs then go out interleaved as given.
+    The cases are read from `jobs` as they are sent, `MEMEVAL_DISPATCH_WINDOW` of them in
+    flight at most, so this process and the broker hold a window of case bodies, not a suite.
 
     `before_dispatch` gets the URL of the farm's Redis once it exists, so a run's budget can
     be opened where its workers will look for it before any of them starts a case;
     `after_landing` gets it once every case has landed, while an embedded Redis still lives."""
-    if not jobs:
+    outgoing = jobs if isinstance(jobs, Outgoing) else Outgoing.of(jobs)
+    if not outgoing.keys:
         return
     if shared is not None:
         url = str(shared.conf.result_backend)
-        preflight_fleet(shared, settings, store, jobs, console)
+        preflight_fleet(shared, settings, store, outgoing.engines, console)
         if before_dispatch is not None:
             before_dispatch(url)
-        _drive(shared, settings, store, run_id, jobs, console, verbose)
+        _drive(shared, settings, store, run_id, outgoing, console, verbose)
         if after_landing is not None:
             after_landing(url)
         return
@@ -120,7 +126,7 @@ def run_on_farm(
             before_dispatch(farm.url)
         app = make_app(settings, broker_url=farm.url)
         local = ([farm.node], farm.alive, farm.revive)
-        _drive(app, settings, store, run_id, jobs, console, verbose, *local)
+        _drive(app, settings, store, run_id, outgoing, console, verbose, *local)
         if not farm.alive():
             console.print(
                 f"[red]the local worker stopped[/]; its last words:\n{tail(farm.worker_log)}"
@@ -134,7 +140,7 @@ def _drive(
     settings: FarmSettings,
     store: Store,
     run_id: str | list[str],
-    jobs: list[CaseJob],
+    outgoing: Outgoing,
     console: Console,
     verbose: bool,
     nodes: list[str] | None = None,
@@ -147,7 +153,7 @@ def _drive(
         run_ids, title = run_id, f"{len(run_id)} runs"
         # A sweep's runs share their case ids: each line names its run, by the run's label.
         labels = {each: f"{require_run(store, each).label}  " for each in run_id}
-    landings = Landings(store, [job.key for job in jobs])
+    landings = Landings(store, outgoing.keys)
     # The running count decodes every task event, three per case: a cost worth paying only
     # when someone watches the bar, not in CI logs or scripts, where it slowed a run by 8%.
     activity = Activity(app, set()) if console.is_terminal and not console.quiet else None
@@ -158,10 +164,10 @@ def _drive(
     def say(text: str) -> None:
         console.print(text, highlight=False)
 
-    say(f"[dim]dispatching {plural(len(jobs), 'case')}…[/]")
+    say(f"[dim]dispatching {plural(len(outgoing.keys), 'case')}…[/]")
     try:
         identity = identify(broker)
-        task_ids = dispatch(app, run_id, jobs, prefix=settings.key_prefix)
+        outbox = Outbox(app, run_id, outgoing.jobs, prefix=settings.key_prefix)
     except BROKER_FAULTS as exc:
         for each in run_ids:
             finalize(store, each, RunStatus.interrupted)
@@ -169,18 +175,40 @@ def _drive(
             f"could not send the cases to the broker at {safe_url(broker)}: {exc}",
             fix="bring it back, then resume the run",
         ) from None
-    if activity is not None:
-        activity.task_ids.update(task_ids)
     watchdog = Watchdog(
         app,
         queue=settings.queue,
         quiet_after=settings.quiet_after,
-        task_ids=task_ids,
+        task_ids=outbox.task_ids,
         outage=Outage(broker, patience=settings.broker_outage, say=say, revive=revive),
         identity=identity,
         nodes=nodes,
         alive=alive,
     )
+    window, size = settings.dispatch_window, chord_size(settings.dispatch_window)
+
+    def room() -> bool:
+        """Whether a chord more fits the window, by count and by the bytes in flight."""
+        held = sum(outbox.sizes[key] for key in landings.waiting)
+        return len(landings.waiting) + size <= window and held < settings.dispatch_window_mb * MB
+
+    def top_up() -> None:
+        """Send while the window has room for a chord; a broker fault is the watchdog's to
+        wait out (it raises `BrokerGone` once patience runs out), and the cases read but not
+        sent go with the next try."""
+        try:
+            while landings.unsent and room():
+                landings.sent(outbox.send(size))
+        except BROKER_FAULTS as exc:
+            if not landings.waiting and not landings.landed and not outbox.task_ids:
+                raise BrokerGone(
+                    f"could not send the cases to the broker at {safe_url(broker)}: {exc}",
+                    fix="bring it back, then resume the run",
+                ) from None
+            watchdog.outage.failed(exc)
+        if activity is not None:
+            activity.task_ids.update(outbox.task_ids)
+
     progress = Progress(
         TextColumn(f"[bold]{title}"),
         BarColumn(),
@@ -209,7 +237,7 @@ def _drive(
                     run_id=each,
                     queue=settings.queue,
                     depth=depth,
-                    planned=landed + sum(k.run_id == each for k in landings.waiting),
+                    planned=landings.planned[each],
                     landed=landed,
                     cap_micros=caps[each],
                 )
@@ -227,21 +255,38 @@ def _drive(
 
     try:
         with progress:
-            lost = wait(landings, watchdog, settings.poll_interval, tick)
-    except KeyboardInterrupt:
-        for each in run_ids:
-            finalize(store, each, RunStatus.interrupted)
-        quietly(lambda: revoke(app, task_ids, landings.waiting))
-        raise
+            lost = wait(landings, watchdog, settings.poll_interval, tick, top_up)
     except BrokerGone:
         for each in run_ids:
             finalize(store, each, RunStatus.interrupted)
+        raise
+    except (KeyboardInterrupt, MemevalError):  # Ctrl-C, or a suite that changed mid-run
+        for each in run_ids:
+            finalize(store, each, RunStatus.interrupted)
+        quietly(lambda: revoke(app, outbox.task_ids, landings.waiting))
         raise
     finally:
         if activity is not None:
             activity.stop()
     if lost:
-        for each in sorted({key.run_id for key in lost}):
-            store.mark_lost(each, [key.case for key in lost if key.run_id == each], watchdog.reason)
-        why = watchdog.reason if watchdog.broker_lost_them else "no worker holds them, none queued"
-        console.print(f"[red]{plural(len(lost), 'case')} lost[/]: {why}", highlight=False)
+        _give_up(store, lost, landings.unsent, watchdog, console)
+
+
+def _give_up(
+    store: Store, lost: set[JobKey], unsent: set[JobKey], watchdog: Watchdog, console: Console
+) -> None:
+    """Mark the lost cases, and those not sent yet, so every run closes and `memeval run
+    --resume` sends them all again: a farm that loses cases is not one to keep feeding."""
+    why = watchdog.reason if watchdog.broker_lost_them else "no worker holds them, none queued"
+    marks = [(lost, watchdog.reason)]
+    if unsent:
+        marks.append((unsent, "not sent: the run stopped when the farm lost cases"))
+    for keys, reason in marks:
+        for each in sorted({key.run_id for key in keys}):
+            store.mark_lost(each, [key.case for key in keys if key.run_id == each], reason)
+    console.print(f"[red]{plural(len(lost), 'case')} lost[/]: {why}", highlight=False)
+    if unsent:
+        console.print(
+            f"[red]{plural(len(unsent), 'case')} not sent[/]: marked lost, to resume",
+            highlight=False,
+        )

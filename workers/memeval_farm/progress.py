@@ -10,6 +10,7 @@ are display only: a missed event can skew the count, never the result.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -56,17 +57,24 @@ def case_states(store: Store, run_ids: list[str]) -> dict[JobKey, CaseState]:
 
 
 class Landings:
-    """Tracks the dispatched cases of one run, or of every run of a sweep, until each has a
-    new row in the store."""
+    """Tracks the cases of one run, or of every run of a sweep, from when each is sent until it
+    has a new row in the store. All are known from the start (`unsent`); only those sent are
+    `waiting`, so the watchdog never looks for a case that was not sent yet."""
 
     def __init__(self, store: Store, keys: list[JobKey]) -> None:
         self.store = store
         self.run_ids = sorted({key.run_id for key in keys})
-        self.waiting = set(keys)
+        self.unsent = set(keys)
+        self.waiting: set[JobKey] = set()
         self.total = len(keys)
+        self.planned = Counter(key.run_id for key in keys)
         before = case_states(store, self.run_ids)
         self._before = {key: before.get(key) for key in keys}
         self.landed: dict[JobKey, CaseState] = {}
+
+    def sent(self, keys: list[JobKey]) -> None:
+        self.unsent.difference_update(keys)
+        self.waiting.update(keys)
 
     def poll(self) -> list[tuple[JobKey, CaseState]]:
         """The cases that landed since the last poll."""

@@ -62,6 +62,21 @@ class FarmSettings(BaseSettings):
         description="Seconds a waiting `memeval run` rides out an unreachable broker before it "
         "stops the run as interrupted, with a partial report and the command that resumes it.",
     )
+    dispatch_window: int = Field(
+        default=128,
+        ge=1,
+        description="Cases a waiting `memeval run` keeps queued or running at once, read from "
+        "the suite as earlier ones land: what bounds the memory of the dispatcher and the "
+        "broker whatever the suite's size. Set it above the fleet's concurrency (pods x "
+        "threads), or workers wait for cases.",
+    )
+    dispatch_window_mb: int = Field(
+        default=128,
+        ge=1,
+        description="Megabytes of case bodies (as JSON) in flight at most, whatever "
+        "MEMEVAL_DISPATCH_WINDOW allows: a LongMemEval-M instance is 6 MB, so 128 of them "
+        "would hold the broker at 1 GB (Redis keeps a body base64-encoded, a third larger).",
+    )
     preflight_timeout: float = Field(
         default=15.0,
         gt=0,

@@ -1,5 +1,5 @@
 """The tasks: `run_case`, a thin shell around the runner, and the chord callbacks `finish_run`
-(a run) and `finish_sweep` (every run of a sweep).
+(a run) and `finish_sweep` (every run of a sweep), which end each chord a run is sent in.
 
 `run_case` never raises for a case: a memory failure is a scored result, and anything else
 (an engine crash, a timeout, an engine still unreachable after its retries) is stored as an
@@ -160,6 +160,11 @@ def finish_sweep_task(
 def _finish(app: Celery, run_id: str, epoch: str | None) -> dict[str, object]:
     if superseded(app, run_id, epoch, "the closing step of an earlier dispatch skipped:"):
         return {"run_id": run_id, "superseded": True}
+    # A run goes out as several chords (`memeval_farm.dispatch.Outbox`): a chord that ends
+    # while the run still waits for cases costs two counts, not a fold of every result.
+    began = farm_of(app).fence.began(getattr(app.backend, "client", None), run_id)
+    if began is not None and not all_landed(RUNTIME.store, run_id, began):
+        return {"run_id": run_id, "pending": True}
     return summary(finalize(RUNTIME.store, run_id))
 
 
