@@ -16,7 +16,7 @@ sentences = st.lists(words, min_size=1, max_size=8).map(" ".join)
 
 
 @given(text=st.text(alphabet="ab .!?;\n\t\r\u00a0\u2028", max_size=40))
-def test_clauses_split_as_the_plain_pattern_does(text):
+def test_clauses_split_as_the_plain_pattern_does(text: str) -> None:
     """`clauses` is written for speed; it must cut exactly where the readable pattern does."""
     assert clauses(text) == re.split(r"(?<=[.!?;])\s+|\n+", text)
 
