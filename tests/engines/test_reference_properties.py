@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memeval.engines.reference import ReferenceEngine
-from memeval.engines.reference.text import stem
+from memeval.engines.reference.text import clauses, stem
 from tests.engines.helpers import fact, run
 
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=9)
 sentences = st.lists(words, min_size=1, max_size=8).map(" ".join)
+
+
+@given(text=st.text(alphabet="ab .!?;\n\t\r\u00a0\u2028", max_size=40))
+def test_clauses_split_as_the_plain_pattern_does(text: str) -> None:
+    """`clauses` is written for speed; it must cut exactly where the readable pattern does."""
+    assert clauses(text) == re.split(r"(?<=[.!?;])\s+|\n+", text)
 
 
 @given(word=words)

@@ -33,6 +33,14 @@ START_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
 MAX_REVIVALS = 3
 EXITED_ENV = "MEMEVAL_EXITED_DIR"
+AOF_REWRITE_MIN_SIZE = "512mb"
+"""The append-only file's size before Redis may compact it. Every case body passes through the
+queue and is deleted again, so the file grows by about twice the benchmark file's size while
+the data it describes stays a few windows of cases; at Redis's default of 64 MB, a
+LongMemEval-S run forked the server 17 times to rewrite it. Compacting is never what makes the
+file safe (each command is in it before Redis replies), and a file this size replays in well
+under a second at `revive`, far inside `START_TIMEOUT`; it costs at most about twice this in
+disk space."""
 
 
 def redis_executable() -> str:
@@ -135,6 +143,7 @@ class EmbeddedFarm:
             "--save", "",
             "--appendonly", "yes",
             "--appendfsync", "everysec",
+            "--auto-aof-rewrite-min-size", AOF_REWRITE_MIN_SIZE,
             "--databases", "1",
             "--loglevel", "warning",
         ]  # fmt: skip

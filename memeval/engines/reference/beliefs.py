@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memeval.engines.reference.text import STOPWORDS, normalise, stem, tokens
+from memeval.engines.reference.text import STOPWORDS, clauses, normalise, stem, tokens
 from memeval.engines.types import Belief
 
 _CHANGE = (
@@ -92,7 +92,7 @@ class Statement:
 
 def extract(text: str, at: datetime | None, seq: int, source: str, origin: str) -> list[Statement]:
     out: list[Statement] = []
-    for clause in re.split(r"(?<=[.!?;])\s+|\n+", text):
+    for clause in clauses(text):
         if clause.rstrip().endswith("?"):
             continue  # a question asserts nothing
         statement = _statement(clause.strip(), at, seq, source, origin)
