@@ -30,11 +30,10 @@ BLOCK = 2_000_000
 """Cells (resamples x cases or samples) of one block's matrices: some 16 MB each."""
 
 
-def python_draws(
-    sizes: Sequence[int], resamples: int, seed: int, *, cells: int = BLOCK
-) -> Iterator[Ints]:
-    """Blocks of resamples, each row the indices `rng.choices(pool, k=len(pool))` draws from
-    each pool in turn (offset into the pools laid end to end), as `stats.bootstrap` does."""
+def python_draws(sizes: Sequence[int], resamples: int, seed: int, rows: int) -> Iterator[Ints]:
+    """Blocks of `rows` resamples, each row the indices `rng.choices(pool, k=len(pool))`
+    draws from each pool in turn (offset into the pools laid end to end), as
+    `stats.bootstrap` does."""
     width = sum(sizes)
     if width == 0:
         return
@@ -44,10 +43,9 @@ def python_draws(
     generator.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": state[624]}}
     lengths = np.repeat(np.array(sizes, dtype=np.float64), sizes)
     offsets = np.repeat(np.cumsum([0, *sizes[:-1]]), sizes)
-    block = max(1, cells // width)
-    for start in range(0, resamples, block):
-        rows = min(block, resamples - start)
-        raw = generator.random_raw(2 * rows * width).reshape(rows, width, 2)
+    for start in range(0, resamples, rows):
+        block = min(rows, resamples - start)
+        raw = generator.random_raw(2 * block * width).reshape(block, width, 2)
         # CPython's random(): 53 bits from two 32-bit words; choices() then floors random() * n.
         high, low = raw[..., 0] >> np.uint64(5), raw[..., 1] >> np.uint64(6)
         uniform = (high * 67108864.0 + low) * (1.0 / 9007199254740992.0)
@@ -142,8 +140,12 @@ def resampled_values(
     for name, (read, _) in QUANTILES.items():
         by_samples[read].append(name)
 
+    # A block's widest matrix is a column per case or per sample (percentiles), whichever
+    # are more: a run of long conversations holds many samples a case.
+    widest = max([len(units), *(sum(len(read(t)) for t in each) for read in by_samples)])
+    rows = max(1, BLOCK // max(1, widest))
     out: dict[str, list[float]] = defaultdict(list)
-    for drawn in python_draws([len(p) for p in pools], resamples, seed):
+    for drawn in python_draws([len(p) for p in pools], resamples, seed, rows):
         weights = counts(drawn, len(units))
         sums = (weights.astype(np.float64) @ numbers).tolist()
         quantiles: dict[str, list[tuple[float | None, int]]] = {}

@@ -29,8 +29,8 @@ from tests.report.test_linear_bootstrap import two_trials
 def test_draws_are_those_of_random_choices_across_blocks():
     sizes = [5, 1, 12, 3]
     rng = random.Random(11)
-    # Seven cells a block: a block of one resample, so every block boundary is crossed.
-    rows = np.concatenate(list(python_draws(sizes, 40, 11, cells=7)))
+    # Blocks of three resamples, the last of one: the stream runs on across blocks.
+    rows = np.concatenate(list(python_draws(sizes, 40, 11, 3)))
     assert rows.shape == (40, sum(sizes))
     for row in rows.tolist():
         offset, expected = 0, []
