@@ -10,27 +10,20 @@ from collections import defaultdict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memeval.report.resampling import resampled_values
 from memeval.report.scorecard import (
     COMPOSITE,
     PACK_HIT,
-    by_case,
     card_of,
+    card_records,
     card_values,
     scorecard,
     strata,
     values,
 )
-from memeval.report.stats import (
-    RESAMPLES,
-    SEED,
-    Interval,
-    Spread,
-    bootstrap,
-    percentile_interval,
-    spread,
-)
+from memeval.report.stats import RESAMPLES, SEED, Interval, Spread, percentile_interval, spread
 from memeval.results import CaseResult, RunReport
-from memeval.scoring.kpis import merge, tally
+from memeval.scoring.kpis import Tally, merge
 
 EVIDENCE = "evidence_recall"
 
@@ -49,20 +42,21 @@ def run_intervals(
     report: RunReport, *, resamples: int = RESAMPLES, seed: int = SEED
 ) -> RunIntervals:
     cases = report.cases
-    # Each case (its trials together) is tallied once; a resample adds up tallies.
-    tallies = {case_id: tally(results) for case_id, results in by_case(cases).items()}
-    point = scorecard(cases)
-
-    def statistic(ids: list[str]) -> dict[str, float | None]:
-        return card_values(merge(tallies[i] for i in ids))
-
+    # Each case is tallied once: the run's point values add up those tallies in the run's
+    # order, as `scorecard` does, and a resample adds up each drawn case's (its trials).
+    each = [Tally.of(c) for c in cases]
+    point = card_of(merge(each))
+    grouped: dict[str, list[Tally]] = defaultdict(list)
+    for case, t in zip(cases, each, strict=True):
+        grouped[case.case_id].append(t)
+    tallies = {case_id: merge(ts) for case_id, ts in grouped.items()}
     layers = strata(cases)
-    samples = bootstrap(layers, statistic, resamples=resamples, seed=seed)
+    samples = resampled_values(layers, tallies, card_values, resamples=resamples, seed=seed)
     behind: dict[str, set[str]] = defaultdict(set)
     for case_id, t in tallies.items():
-        for k in card_of(t):
-            if k.n:
-                behind[k.name].add(case_id)
+        for r in card_records(t):
+            if r[3]:
+                behind[r[1]].add(case_id)
     intervals = {}
     for k in point:
         # Cases resample within their stratum: a number whose every stratum holds one case

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from memeval.results import Better, CaseResult, Kpi, KpiGroup
-from memeval.scoring.kpis import Tally, composite, kpis_of, records, tally
+from memeval.results import CaseResult, Kpi
+from memeval.scoring.kpis import Record, Tally, as_kpi, composite, records, tally
 
 COMPOSITE = "composite"
 PACK_HIT = "pack_hit"
@@ -21,34 +21,21 @@ def scorecard(cases: list[CaseResult]) -> list[Kpi]:
 
 
 def card_of(t: Tally) -> list[Kpi]:
+    return [as_kpi(r) for r in card_records(t)]
+
+
+def card_records(t: Tally) -> list[Record]:
+    """The scorecard as plain rows: a bootstrap reads it thousands of times, and once per
+    case, where a model per number cost more than the numbers."""
     dims, fixtures = t.dimensions(), t.fixtures()
-    head = Kpi(
-        group=KpiGroup.composite,
-        name=COMPOSITE,
-        value=composite(dims),
-        unit="share",
-        better=Better.HIGHER,
-        n=sum(fixtures.values()),
-    )
-    per_dimension = [
-        Kpi(
-            group=KpiGroup.dimension,
-            name=d,
-            value=v,
-            unit="share",
-            better=Better.HIGHER,
-            n=fixtures[d],
-        )
-        for d, v in dims.items()
-    ]
-    return [head, *per_dimension, *kpis_of(t)]
+    head = ("composite", COMPOSITE, composite(dims), sum(fixtures.values()), "share", "higher")
+    per_dimension = [("dimension", d, v, fixtures[d], "share", "higher") for d, v in dims.items()]
+    return [head, *per_dimension, *records(t)]
 
 
 def card_values(t: Tally) -> dict[str, float | None]:
-    """`values(card_of(t))` without building a model per number: a bootstrap asks this
-    thousands of times."""
-    dims = t.dimensions()
-    return {COMPOSITE: composite(dims), **dims, **{r[1]: r[2] for r in records(t)}}
+    """`values(card_of(t))` without building a model per number."""
+    return {r[1]: r[2] for r in card_records(t)}
 
 
 def values(records: Iterable[Kpi]) -> dict[str, float | None]:
@@ -65,9 +52,7 @@ def by_case(cases: Iterable[CaseResult]) -> dict[str, list[CaseResult]]:
 
 def strata(cases: Iterable[CaseResult]) -> dict[str, list[str]]:
     """Case ids by dimension, scenarios apart, each id once."""
-    out: dict[str, list[str]] = defaultdict(list)
+    out: dict[str, dict[str, None]] = defaultdict(dict)  # a dict keeps order, and finds fast
     for case in cases:
-        pool = out[case.dimension or case.kind]
-        if case.case_id not in pool:
-            pool.append(case.case_id)
-    return dict(out)
+        out[case.dimension or case.kind].setdefault(case.case_id)
+    return {layer: list(ids) for layer, ids in out.items()}

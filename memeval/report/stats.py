@@ -1,4 +1,5 @@
-"""Statistics for small evaluation samples, in pure Python so memeval needs no numpy.
+"""Statistics for small evaluation samples, in pure Python (`resampling` draws the same run
+bootstrap with numpy, for runs of thousands of cases).
 
 Everything is seeded: a report rebuilt from the same results shows the same intervals, and two
 people comparing the same runs see the same verdicts.

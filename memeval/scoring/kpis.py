@@ -301,6 +301,23 @@ class Tally:
     def engine_spend(self) -> Usage | None:
         return usage_union(list(self.windows))
 
+    def quantile(self, name: str) -> tuple[float | None, int]:
+        """The percentile KPI `name` (one of `QUANTILES`) over this tally's samples, and n."""
+        samples, q = QUANTILES[name]
+        drawn = list(samples(self))
+        return percentile(drawn, q), len(drawn)
+
+
+Samples = Callable[[Tally], tuple[float, ...]]
+
+QUANTILES: dict[str, tuple[Samples, float]] = {
+    **{f"pre_turn_p{q}": ((lambda t: t.pre_turns), q) for q in (50, 95, 99)},
+    **{f"probe_p{q}": ((lambda t: t.probe_ms), q) for q in (50, 95)},
+    **{f"write_to_ranked_p{q}": ((lambda t: t.lags), q) for q in (50, 95)},
+}
+"""The KPIs that are percentiles of a tally's samples rather than ratios of its sums: the
+samples each reads and its percentile. A bootstrap works these out apart (`resampling`)."""
+
 
 def _add_means(numbers: list[float], seen: Seen, names: Iterable[str]) -> None:
     for name in names:
@@ -403,23 +420,21 @@ def records(t: Tally) -> list[Record]:
     add("cost", "usd_per_correct", (per, correct), "usd", "lower")
     mean("cost", "pack_tokens", "tokens", "lower")
 
-    pre = list(t.pre_turns)
-    for q in (50, 95, 99):
-        add("latency", f"pre_turn_p{q}", (percentile(pre, q), len(pre)), "ms", "lower")
+    def quantile(*names: str) -> None:
+        for name in names:
+            add("latency", name, t.quantile(name), "ms", "lower")
+
+    quantile("pre_turn_p50", "pre_turn_p95", "pre_turn_p99")
     mean("latency", "pre_turn_timeout_rate", better="lower")
     mean("latency", "deadline_timeout_rate", better="lower")
-    probe = list(t.probe_ms)
-    for q in (50, 95):
-        add("latency", f"probe_p{q}", (percentile(probe, q), len(probe)), "ms", "lower")
+    quantile("probe_p50", "probe_p95")
     mean("latency", "build_ms", "ms", "lower")
-    lags = list(t.lags)
-    for q in (50, 95):
-        add("latency", f"write_to_ranked_p{q}", (percentile(lags, q), len(lags)), "ms", "lower")
+    quantile("write_to_ranked_p50", "write_to_ranked_p95")
     mean("latency", "unranked_rate", better="lower")
     return out
 
 
-def _kpi(record: Record, tag: str | None = None) -> Kpi:
+def as_kpi(record: Record, tag: str | None = None) -> Kpi:
     group, name, value, n, unit, better = record
     return Kpi(
         group=KpiGroup(group),
@@ -437,7 +452,7 @@ def kpis(cases: list[CaseResult]) -> list[Kpi]:
 
 
 def kpis_of(t: Tally) -> list[Kpi]:
-    return [_kpi(r) for r in records(t)]
+    return [as_kpi(r) for r in records(t)]
 
 
 TAG_KPIS = (
@@ -483,7 +498,7 @@ def tag_kpis(cases: list[CaseResult]) -> list[Kpi]:
             _add_means(numbers, seen, TAG_KPIS)
             each.append(Tally(tuple(numbers)))
         out += [
-            _kpi(r, tag)
+            as_kpi(r, tag)
             for r in records(merge(each))
             if r[1] in TAG_KPIS and r[0] == "accuracy" and r[2] is not None
         ]
