@@ -85,11 +85,14 @@ def create_app(embedder: str = embeddings.DEFAULT) -> FastAPI:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket, bound before the server starts, so port 0 yields a known port."""
+    """A listening socket, bound before the server starts, so port 0 yields a known port.
+    It listens at once: the URL is printed before uvicorn starts, and a client that connects
+    in between waits in the backlog instead of being refused (seen under load in CI)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(2048)
     return sock
 
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from memeval.engines.types import Usage
 from memeval.report.stats import RESAMPLES, SEED
-from memeval.scoring.kpis import QUANTILES, Tally
+from memeval.scoring.kpis import QUANTILES, Tally, merge
 
 Ints = npt.NDArray[np.int64]
 Counts = npt.NDArray[np.int32]
@@ -123,6 +123,9 @@ def resampled_values(
     resample for resample, without merging a tally per drawn case."""
     pools = [list(units) for units in strata.values() if units]
     units = [unit for pool in pools for unit in pool]
+    if not units:  # every resample draws nothing: the statistic of no case, each time
+        empty = {k: v for k, v in statistic(merge([])).items() if v is not None}
+        return {k: [v] * resamples for k, v in empty.items()}
     each = [tallies[u] for u in units]
     numbers = np.array([t.numbers for t in each], dtype=np.float64).reshape(len(units), -1)
     owners = [i for i, t in enumerate(each) for _ in t.windows]

@@ -69,6 +69,16 @@ def test_each_resample_equals_merging_the_drawn_tallies():
     assert len(set(fast["pre_turn_p95"])) > 1  # resamples that differ, not one value copied
 
 
+def test_a_run_of_no_case_resamples_as_the_plain_bootstrap_does():
+    """A run that stored no case (an interrupted one, an empty selection) still gets reports."""
+
+    def merged(ids: list[str]) -> dict[str, float | None]:
+        return card_values(merge([]))
+
+    plain = bootstrap({}, merged, resamples=30, seed=5)
+    assert resampled_values({}, {}, card_values, resamples=30, seed=5) == plain
+
+
 def test_weighted_percentiles_are_percentiles_of_the_expanded_samples():
     rng = random.Random(3)
     samples = [tuple(rng.uniform(0, 50) for _ in range(rng.randint(0, 4))) for _ in range(9)]
