@@ -172,10 +172,7 @@ def _drive(
     except BROKER_FAULTS as exc:
         for each in run_ids:
             finalize(store, each, RunStatus.interrupted)
-        raise BrokerGone(
-            f"could not send the cases to the broker at {safe_url(broker)}: {exc}",
-            fix="bring it back, then resume the run",
-        ) from None
+        raise unsendable(broker, exc) from None
     watchdog = Watchdog(
         app,
         queue=settings.queue,
@@ -202,10 +199,7 @@ def _drive(
                 landings.sent(outbox.send(size))
         except BROKER_FAULTS as exc:
             if not landings.waiting and not landings.landed and not outbox.task_ids:
-                raise BrokerGone(
-                    f"could not send the cases to the broker at {safe_url(broker)}: {exc}",
-                    fix="bring it back, then resume the run",
-                ) from None
+                raise unsendable(broker, exc) from None
             watchdog.outage.failed(exc)
         if activity is not None:
             activity.task_ids.update(outbox.task_ids)
@@ -275,6 +269,14 @@ def _drive(
         gc.collect()
     if lost:
         _give_up(store, lost, landings.unsent, watchdog, console)
+
+
+def unsendable(broker: str, exc: BaseException) -> BrokerGone:
+    """The broker refused the run's first cases: nothing is in flight to wait for."""
+    return BrokerGone(
+        f"could not send the cases to the broker at {safe_url(broker)}: {exc}",
+        fix="bring it back, then resume the run",
+    )
 
 
 def _give_up(
