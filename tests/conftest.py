@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests import markers
 
@@ -19,6 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # rewrite every test module's asserts again. Popped here, before xdist starts its workers.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# Property tests check what code returns, not how fast: on a shared 2-core machine under a full
+# xdist run, a 0.02 ms example once took 346 ms and failed Hypothesis's default 200 ms deadline.
+settings.register_profile("memeval", deadline=None)
+settings.load_profile("memeval")
 
 
 def run_cli(
