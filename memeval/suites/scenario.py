@@ -6,6 +6,7 @@ ignored key.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from functools import cached_property
@@ -132,16 +133,21 @@ class FreeTurn(Strict):
         return utc(value)
 
 
-class Line(Strict):
-    """One turn of a thread as the agent plays it: every thread shape comes down to these."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Line:
+    """One turn of a thread as the agent plays it: every thread shape comes down to these.
+    Derived from turns already validated, never read from input, so a plain record: a
+    LongMemEval instance plays about 480 of them, and building each as a pydantic model was
+    most of what reading the instance cost."""
 
     id: str
-    evidence_id: str = Field(description="The write id `evidence` names (an exchange's id).")
+    evidence_id: str
+    """The write id `evidence` names (an exchange's id)."""
     role: Role
     speaker: str | None
     text: str
     at: datetime
-    tools: list[ToolCall] = Field(default_factory=list)
+    tools: list[ToolCall] = dataclasses.field(default_factory=list)
 
 
 class Thread(Strict):

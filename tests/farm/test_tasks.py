@@ -13,6 +13,7 @@ from memeval.evaluation.jobs import CaseJob, planned
 from memeval.runner import RunOptions
 from memeval.store import RunStatus, Store, open_store
 from memeval.suites.catalog import resolve
+from memeval.suites.loader import CASE_ADAPTER
 from memeval_farm import runtime
 from memeval_farm.config import make_app
 from memeval_farm.names import FINISH_RUN, FINISH_SWEEP, RUN_CASE
@@ -121,7 +122,7 @@ def test_a_message_holds_the_case_and_names_the_engine_only(
     rebuilt = CaseJob(
         run_id="r1",
         engine="reference",
-        case=message["kwargs"]["case"],
+        case=CASE_ADAPTER.validate_json(message["kwargs"]["case"]),
         trial=0,
         options=message["kwargs"]["options"],
     )

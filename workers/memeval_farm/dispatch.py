@@ -99,7 +99,7 @@ class Outbox:
                 self._more = False
             else:
                 self._read.append(job)
-                self.sizes[job.key] = len(job.case.model_dump_json())
+                self.sizes[job.key] = len(job.body)
                 self._bytes += self.sizes[job.key]
 
     def send(self, count: int) -> list[JobKey]:
@@ -108,11 +108,11 @@ class Outbox:
         self._fill(count)
         if not self._read:
             return []
-        batch = {
-            uuid(): job.model_copy(update={"epoch": self.epochs[job.run_id]}) for job in self._read
-        }
+        batch = {uuid(): job for job in self._read}
         header = [
-            self.app.signature(RUN_CASE, task_id=i, ignore_result=True, **job.message())
+            self.app.signature(
+                RUN_CASE, task_id=i, ignore_result=True, **job.message(self.epochs[job.run_id])
+            )
             for i, job in batch.items()
         ]
         finish = (

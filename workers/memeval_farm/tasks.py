@@ -92,16 +92,17 @@ def run_case_task(
     trial: int,
     *,
     engine: str,
-    case: dict[str, Any],
+    case: str,
     options: dict[str, Any],
     epoch: str | None = None,
 ) -> dict[str, Any]:
-    """Retries (`max_retries`) and time limits are the app's settings (`make_app`)."""
+    """Retries (`max_retries`) and time limits are the app's settings (`make_app`); `case`
+    is the case's JSON (`CaseJob.body`)."""
     app, settings = task.app, farm_of(task.app).settings
     job = CaseJob(
         run_id=run_id,
         engine=engine,
-        case=CASE_ADAPTER.validate_python(case),
+        case=CASE_ADAPTER.validate_json(case),
         trial=trial,
         options=RunOptions.model_validate(options),
     )
