@@ -12,13 +12,13 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
-from datetime import datetime
 from pathlib import Path
 
 import httpx
 from pydantic import Field, SecretStr
 
 from memeval.embeddings.weights import DIMENSIONS
+from memeval.engines.adapters import packs
 from memeval.engines.adapters.packs import pack_of
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.base import Engine
@@ -102,7 +102,7 @@ def library_missing(engine: str, module: str, extra: str) -> UsageError:
     )
 
 
-class SearchPacks(Engine):
+class SearchPacks(packs.SearchPacks, Engine):
     """The lifecycle face of a library that recalls texts but composes no pack: each pack is
     one search, in the library's order, under the usual title and budget. A recalled text
     drawn from a turn the model still sees (whole, or one sentence the library extracted from
@@ -112,10 +112,6 @@ class SearchPacks(Engine):
     def models_used(settings: ModelSettings) -> list[str]:
         return settings.models()
 
-    async def recall(self, tenant: str, text: str) -> list[str]:
-        """The library's texts for a non-empty query, best first."""
-        raise NotImplementedError
-
     async def _pack(self, tenant: str, title: str, text: str, hide: tuple[str, ...] = ()) -> Pack:
         found = await self.recall(tenant, text) if text.strip() else []
         kept = [t for t in found if not any(_flat(t) in turn for turn in hide)]
@@ -123,29 +119,8 @@ class SearchPacks(Engine):
         pack.abstained = not kept
         return pack
 
-    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
-        hide = tuple(_flat(said(t)) for t in ctx.in_prompt)
-        pack = await self._pack(tenant, "Context for the reply", ctx.turn.text, hide)
-        if ctx.log:
-            await self.post_turn(tenant, ctx.agent, ctx.thread, ctx.turn)
-        return pack
-
-    async def start_session(
-        self,
-        tenant: str,
-        agent: str,
-        thread: str | None,
-        focus: str | None,
-        at: datetime,
-        question: str | None = None,
-    ) -> Pack:
-        return await self._pack(tenant, "Session start", question or focus or thread or "")
-
-    async def recall_for_compaction(
-        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
-    ) -> Pack:
-        query = " ".join(t.text for t in dropped)
-        return await self._pack(tenant, "Carried over from the compacted turns", query)
+    def _hidden(self, ctx: TurnContext) -> tuple[str, ...]:
+        return tuple(_flat(said(t)) for t in ctx.in_prompt)
 
     async def forget(self, tenant: str) -> None:
         await self.reset(tenant)

@@ -1,6 +1,6 @@
 """What the hosted memory adapters (`zep`, `supermemory`) share: naming each stored item,
-waiting for a service's own word that a write is searchable, reading each write once, and
-packs made of search answers.
+waiting for a service's own word that a write is searchable, and reading each write once (their
+packs are `packs.SearchPacks`).
 
 A named write (`idempotency.write_key`) may store several items: a history of N turns is one
 write of the runner's, but N messages or documents at the service. Each item gets its own
@@ -14,13 +14,10 @@ import asyncio
 import hashlib
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
-from datetime import datetime
 from typing import TypeVar
 
 from memeval.engines import idempotency
-from memeval.engines.adapters.packs import pack_of
 from memeval.engines.adapters.transport import RemoteError
-from memeval.engines.types import Pack, Turn, TurnContext
 
 T = TypeVar("T")
 
@@ -66,41 +63,3 @@ async def until_done(
         await asyncio.sleep(poll)
     if not done:
         raise RemoteError(f"{what} failed to process")
-
-
-class SearchPacks:
-    """The lifecycle reads of an engine whose only recall is a search: every pack is the
-    search's answer to the moment's text, in the service's order (`packs.pack_of` holds it to
-    the shared budget). Subclasses give `recall` and `post_turn`."""
-
-    async def recall(self, tenant: str, text: str) -> list[str]:
-        raise NotImplementedError
-
-    async def post_turn(self, tenant: str, agent: str, thread: str, turn: Turn) -> str:
-        raise NotImplementedError
-
-    async def _pack(self, tenant: str, title: str, text: str) -> Pack:
-        return pack_of(title, await self.recall(tenant, text) if text.strip() else [])
-
-    async def pre_turn(self, tenant: str, ctx: TurnContext) -> Pack:
-        pack = await self._pack(tenant, "Context for the reply", ctx.turn.text)
-        if ctx.log:  # a probe is recall only
-            await self.post_turn(tenant, ctx.agent, ctx.thread, ctx.turn)
-        return pack
-
-    async def start_session(
-        self,
-        tenant: str,
-        agent: str,
-        thread: str | None,
-        focus: str | None,
-        at: datetime,
-        question: str | None = None,
-    ) -> Pack:
-        return await self._pack(tenant, "Session start", question or focus or thread or "")
-
-    async def recall_for_compaction(
-        self, tenant: str, agent: str, thread: str, dropped: list[Turn]
-    ) -> Pack:
-        query = " ".join(t.text for t in dropped)
-        return await self._pack(tenant, "Carried over from the compacted turns", query)

@@ -34,6 +34,7 @@ from pydantic_settings import SettingsConfigDict
 
 from memeval.engines.adapters import hosted_writes as hw
 from memeval.engines.adapters.cortex_scope import tenant_id
+from memeval.engines.adapters.packs import SearchPacks
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError
@@ -122,7 +123,7 @@ class _Found(_Reply):
     results: list[_Result]
 
 
-class SupermemoryEngine(hw.SearchPacks, RemoteEngine):
+class SupermemoryEngine(SearchPacks, RemoteEngine):
     name = "supermemory"
     settings_model = SupermemorySettings
     verified_against = f"{SDK} (Supermemory, AsyncSupermemory) and the v5 API reference"

@@ -39,6 +39,7 @@ from pydantic_settings import SettingsConfigDict
 
 from memeval.engines.adapters import hosted_writes as hw
 from memeval.engines.adapters.cortex_scope import tenant_id
+from memeval.engines.adapters.packs import SearchPacks
 from memeval.engines.adapters.remote import RemoteEngine, parse
 from memeval.engines.adapters.settings import EngineSettings
 from memeval.engines.adapters.transport import RemoteError
@@ -116,7 +117,7 @@ class _Deleted(_Reply):
     task: _Task
 
 
-class ZepEngine(hw.SearchPacks, RemoteEngine):
+class ZepEngine(SearchPacks, RemoteEngine):
     name = "zep"
     settings_model = ZepSettings
     scheme = "Api-Key"
