@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from memeval.engines.base import Engine
-from memeval.results import CaseResult
+from memeval.results import CaseResult, CaseStatus
 from memeval.runner import run_case
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Fixture
@@ -31,3 +31,16 @@ def run_builtin_suite(engine: Engine, run_id: str) -> list[CaseResult]:
             await engine.close()
 
     return asyncio.run(go())
+
+
+def every_case_done(results: list[CaseResult]) -> list[CaseResult]:
+    """Assert the whole suite ran to the end with no error, every scenario settled and probed;
+    returns the scenarios' results."""
+    builtin = resolve("all").cases
+    assert len(results) == len(builtin) > 60
+    failed = {r.case_id: r.error for r in results if r.status is not CaseStatus.done or r.error}
+    assert failed == {}
+    scenarios = [r for r in results if r.kind == "scenario"]
+    assert len(scenarios) == sum(isinstance(c.case, Scenario) for c in builtin)
+    assert all(r.probes for r in scenarios)  # settled, then probed
+    return scenarios
