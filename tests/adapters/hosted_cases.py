@@ -1,5 +1,6 @@
-"""Inputs the hosted adapters' tests share: one assertion, a short history, and a small
-LoCoMo-shaped conversation run as one case through an engine."""
+"""Inputs the hosted adapters' tests share: one assertion, a short history (and a history
+written twice under one key, as a redelivered task writes it), and a small LoCoMo-shaped
+conversation run as one case through an engine."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memeval.engines.base import Engine
+from memeval.engines.idempotency import write_key
 from memeval.engines.types import Turn
 from memeval.importers import locomo
 from memeval.results import CaseResult
@@ -25,6 +27,23 @@ def turn(text: str, minute: int = 0, speaker: str | None = None) -> Turn:
 
 def history(n: int) -> list[Turn]:
     return [turn(f"Line {i} of the history about boats.", i, "Ines") for i in range(n)]
+
+
+def written_twice(engine: Engine, turns: list[Turn]) -> tuple[list[str], list[str], list[str]]:
+    """The ids a history's write returned, those its redelivery returned, and what the tenant
+    then lists (once the service has had a moment to index)."""
+
+    async def calls() -> tuple[list[str], list[str], list[str]]:
+        with write_key("run/case:4"):
+            ids = await engine.write_history("t", "a", "x", turns)
+        with write_key("run/case:4"):  # the task redelivered: the same writes again
+            again = await engine.write_history("t", "a", "x", turns)
+        await asyncio.sleep(0.15)
+        listed = await engine.list("t")
+        await engine.close()
+        return ids, again, listed
+
+    return asyncio.run(calls())
 
 
 def locomo_through(engine: Engine, folder: Path) -> tuple[CaseResult, list[str]]:

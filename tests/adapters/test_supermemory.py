@@ -27,6 +27,7 @@ from tests.adapters.hosted_cases import (
     history,
     locomo_through,
     turn,
+    written_twice,
 )
 
 QUICK = "poll=0.01&settle_wait=5"
@@ -178,17 +179,7 @@ def test_a_history_stores_each_turn_once_under_its_own_id(fake):
     engine = engine_at("supermemory", url, QUICK)
     turns = history(3)
 
-    async def calls():
-        with write_key("run/case:4"):
-            ids = await engine.write_history("t", "a", "x", turns)
-        with write_key("run/case:4"):  # the task redelivered: the same writes again
-            again = await engine.write_history("t", "a", "x", turns)
-        await asyncio.sleep(0.15)
-        listed = await engine.list("t")
-        await engine.close()
-        return ids, again, listed
-
-    ids, again, listed = run(calls())
+    ids, again, listed = written_twice(engine, turns)
     assert ids == again == ["run/case:4/t0", "run/case:4/t1", "run/case:4/t2"]
     assert sorted(listed) == ids
     assert len(server.documents()) == 3  # six requests, three documents

@@ -23,7 +23,7 @@ from tests.adapters.builtin_suite import every_case_done, run_builtin_suite
 from tests.adapters.conftest import engine_at, run
 from tests.adapters.fake_zep import ZEP_KEY, FakeZep
 from tests.adapters.fakes import Fault, running
-from tests.adapters.hosted_cases import FIRST, history, locomo_through, turn
+from tests.adapters.hosted_cases import FIRST, history, locomo_through, turn, written_twice
 
 QUICK = "poll=0.01&settle_wait=5"
 
@@ -191,17 +191,7 @@ def test_a_history_of_many_turns_sends_keyed_chunks_and_stores_each_turn_once(fa
     engine = engine_at("zep", url, QUICK)
     turns = history(35)
 
-    async def calls():
-        with write_key("run/case:4"):
-            ids = await engine.write_history("t", "a", "x", turns)
-        with write_key("run/case:4"):  # the task redelivered: the same requests again
-            again = await engine.write_history("t", "a", "x", turns)
-        await asyncio.sleep(0.15)
-        listed = await engine.list("t")
-        await engine.close()
-        return ids, again, listed
-
-    ids, again, listed = run(calls())
+    ids, again, listed = written_twice(engine, turns)
     assert ids == again == [f"run/case:4/t{i}" for i in range(35)]
     sent = server.wire.calls("/messages", "POST")
     assert [len(json.loads(s.body)["messages"]) for s in sent] == [30, 5, 30, 5]
