@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from memeval.runner import failed_result
 from memeval.suites.catalog import resolve
 from memeval.summary import build_report, case_line
 from memeval_farm.budget import Budget, connect_redis
+from tests.model_service import model_service
 
 FARM_ENV = ("MEMEVAL_BROKER_URL", "MEMEVAL_DATABASE_URL", "MEMEVAL_RESULT_BACKEND")
 
@@ -60,20 +60,8 @@ def test_zero_holds_reserve_settle_release_and_lapse(redis_url: str, tag: str) -
 @pytest.fixture(scope="module")
 def stand_in() -> Iterator[str]:
     """`memeval models serve --port 0`: the stand-in chat model, which costs nothing."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memeval", "models", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        match = re.search(r"http://127\.0\.0\.1:\d+/v1", line)
-        assert match, f"no URL in {line!r}"
-        yield match.group(0)
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with model_service() as (url, _):
+        yield url
 
 
 @pytest.mark.parametrize("price", [[], ["--price", "memeval/stand-in-chat=0/0"]])

@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import re
 
 import pytest
 
 from memeval.llm.client import LlmClient
 from memeval.llm.prompt import messages as answer_messages
 from memeval.models import CHAT_MODEL, EMBED_MODEL, NOTE
+from tests.model_service import model_service
 
 NULL = {"type": "null"}
 SCHEMA = {
@@ -215,27 +215,14 @@ def test_memevals_client_reads_a_price_of_zero(model_url):
 
 
 def test_serve_prints_its_url_and_the_caveat(tmp_path):
-    import subprocess
-    import sys
-
     import openai
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memeval", "models", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        first = proc.stdout.readline()
-        url = re.search(r"http://127\.0\.0\.1:\d+/v1", first).group(0)
+    with model_service() as (url, proc):
+        assert proc.stdout is not None
         assert proc.stdout.readline().strip() == f"embeddings: {EMBED_MODEL}"
         assert proc.stdout.readline().strip() == f"note: {NOTE}"
         models = openai.OpenAI(base_url=url, api_key="k").models.list()
         assert [m.id for m in models] == [CHAT_MODEL, EMBED_MODEL]
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def test_a_busy_port_is_one_line_and_exit_2(cli, model_url):

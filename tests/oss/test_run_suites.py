@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ import pytest
 
 from memeval.suites.catalog import resolve
 from memeval.suites.fixture import Dimension
+from tests.model_service import model_service
 from tests.oss.engines import COGNEE, LETTA
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,21 +41,8 @@ FARM_ENV = ("MEMEVAL_BROKER_URL", "MEMEVAL_DATABASE_URL", "MEMEVAL_RESULT_BACKEN
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
     """`memeval models serve --port 0`, as a user starts it; its first line holds the URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memeval", "models", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=ROOT,
-    )
-    try:
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        match = re.search(r"http://127\.0\.0\.1:\d+/v1", line)
-        assert match, f"no URL in {line!r}"
-        yield match.group(0)
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with model_service() as (url, _):
+        yield url
 
 
 def _run(engine: str, env_var: str, url: str, folder: Path, *selection: str) -> dict:
