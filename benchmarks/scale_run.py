@@ -8,7 +8,7 @@ A run is `memeval run --suite longmemeval:FILE` as a user types it, in a folder 
 (SQLite store, reports). While it runs, every process under it is sampled twice a second for
 its peak resident memory (`VmHWM` in /proc), named by its place in the tree: the dispatcher
 (`memeval run`), the Redis server, the worker node and each of its pool children. The
-dispatcher also reports its own peak when it exits (`getrusage`), which covers its last
+dispatcher also reports its own peak when it exits (`VmHWM`), which covers its last
 moments. CPU is what the whole tree used (`RUSAGE_CHILDREN`). `--plan-only` times the
 dispatcher's planning pass alone (`plan_new`: the one read of the file that records the run
 and its plan), for a file too large to run whole here.
@@ -31,16 +31,20 @@ from pathlib import Path
 from typing import NamedTuple
 
 WRAPPER = """
-import atexit, resource, sys
+import atexit, re, sys
 from pathlib import Path
 out = Path(sys.argv[1])
-atexit.register(
-    lambda: out.write_text(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024))
-)
+def peak():
+    status = Path("/proc/self/status").read_text()
+    out.write_text(str(int(re.search(r"VmHWM:\\s+(\\d+)", status).group(1)) // 1024))
+atexit.register(peak)
 sys.argv = ["memeval", *sys.argv[2:]]
 from memeval.cli import main
 main()
 """
+"""`memeval ARGS`, writing its peak resident MB to the file `argv[1]` as it exits: `VmHWM`,
+which starts afresh at exec, where `ru_maxrss` keeps the resident size of the process it was
+forked from (a test's pytest, larger than a small command's own peak)."""
 PLAN = """
 import io, resource, sys, time
 from rich.console import Console
@@ -173,7 +177,7 @@ def run(path: Path, engine: str, limit: int | None, workers: int, folder: Path) 
         f"{cpu:.1f} s of it in processes reaped by their parents)"
     )
     own = peak_file.read_text() if peak_file.exists() else "?"
-    print(f"peak resident memory, dispatcher (its own getrusage at exit): {own} MB")
+    print(f"peak resident memory, dispatcher (its own VmHWM at exit): {own} MB")
     forks = [peak for role, peak in sampler.peaks.values() if "fork" in role]
     for pid, (role, peak) in sorted(sampler.peaks.items(), key=lambda p: p[1][0]):
         if "fork" not in role:

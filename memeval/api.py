@@ -33,13 +33,13 @@ from memeval.evaluation.planning import (
     concurrency,
     plan_new,
     plan_resume,
-    select,
 )
 from memeval.evaluation.preflight import check_engine
+from memeval.evaluation.selection import Selection
 from memeval.evaluation.store import usable_store
 from memeval.llm.prompt import MAX_TOKENS
 from memeval.llm.setup import check_model_options, parse_models
-from memeval.llm.sweep import SweepConfig, SweepReport, profiles_for
+from memeval.llm.sweep import SweepConfig, SweepReport, profiles_for, read_cases
 from memeval.report.compare import CompareReport, GroupBy
 from memeval.report.compare import compare as compare_reports
 from memeval.report.source import load_report
@@ -47,7 +47,6 @@ from memeval.report.stats import RESAMPLES
 from memeval.report.stored import fold
 from memeval.results import RunReport
 from memeval.store import Store, open_store
-from memeval.suites.catalog import resolve
 
 if TYPE_CHECKING:
     from memeval_farm.settings import FarmSettings
@@ -214,7 +213,7 @@ def sweep(
     names = parse_models(models if isinstance(models, str) else ",".join(models))
     check_model_options(budget_usd, list(rates or []), list(prices or []))
     swept = profiles_for(_listed(profiles), engine)
-    cases = select(resolve(suites), _listed(only), _listed(dimension))
+    cases = read_cases(Selection(suite=suites, only=_listed(only), dimension=_listed(dimension)))
     try:
         config = SweepConfig(
             models=names,

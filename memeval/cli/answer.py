@@ -35,7 +35,6 @@ from memeval.llm.reanswer import (
     answer_run,
     create_answer_run,
     reopen_answer_run,
-    suite_cases,
 )
 from memeval.report.stored import require_run
 from memeval.store import RunStatus, Store
@@ -97,7 +96,7 @@ def answer_command(
     flags = AnswerFlags.model_validate(ctx.params)
     store = usable_store()
     plan, models = _plan(flags, store)
-    cases = suite_cases(require_run(store, plan.source).suite_at)
+    suite = require_run(store, plan.source).suite_at
     shared = shared_for_process()
     opener = models.shared_opener(out)
     if opener is not None:
@@ -107,7 +106,7 @@ def answer_command(
         asyncio.run(
             answer_run(
                 plan,
-                cases,
+                suite,
                 shared=shared,
                 ledger=PaidCalls(plan.run_id, store.record_paid_call),
                 landed=store.upsert_case_result,

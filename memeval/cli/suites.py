@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -13,8 +14,10 @@ from rich.table import Table
 from memeval.errors import UsageError
 from memeval.importers import sources
 from memeval.runner.context import engine_tenants
-from memeval.suites.catalog import count, resolve
+from memeval.suites.catalog import count, located
+from memeval.suites.fixture import Fixture
 from memeval.suites.loader import document_schema, load_paths
+from memeval.suites.scenario import Scenario
 from memeval.summary import plural
 
 app = typer.Typer(help="List, validate and describe suites.", no_args_is_help=True)
@@ -33,16 +36,27 @@ def list_(
         bool, typer.Option("--cases", metavar="", help="Also list every case id.")
     ] = False,
 ) -> None:
-    """Count what a suite holds: scenarios, scored probes by style, fixtures per dimension."""
-    loaded = resolve(suite)
-    counts = count(loaded)
+    """Count what a suite holds: scenarios, scored probes by style, fixtures per dimension.
+
+    The suite is read once, a case at a time, so a benchmark file of any size is counted in
+    the memory of one case; `--cases` prints each id as it is read, before the counts."""
+    name, items = located(suite)
+    ids: list[str] = []
+
+    def listed() -> Iterator[Scenario | Fixture]:
+        for item in items:
+            if cases and as_json:
+                ids.append(item.case.id)
+            elif cases:
+                out.print(f"{item.case.id}  [dim]{item.path}[/]", highlight=False)
+            yield item.case
+
+    counts = count(listed())
     if as_json:
-        data = counts.model_dump()
-        if cases:
-            data["cases"] = [c.case.id for c in loaded.cases]
+        data = counts.model_dump() | ({"cases": ids} if cases else {})
         print(json.dumps(data, indent=2))
         return
-    table = Table(title=f"suite: {loaded.name}", show_header=False)
+    table = Table(title=f"suite: {name}", show_header=False)
     table.add_row("scenarios", str(counts.scenarios))
     table.add_row("probes scored", str(counts.probes_scored))
     table.add_row("  lexical / paraphrase", f"{counts.lexical} / {counts.paraphrase}")
@@ -55,9 +69,6 @@ def list_(
     for dim, n in counts.fixtures_per_dimension.items():
         table.add_row(f"  {dim}", str(n))
     out.print(table)
-    if cases:
-        for item in loaded.cases:
-            out.print(f"{item.case.id}  [dim]{item.path}[/]", highlight=False)
 
 
 @app.command()

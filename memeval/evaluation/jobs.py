@@ -116,7 +116,7 @@ class Outgoing(NamedTuple):
 
     @classmethod
     def of(cls, jobs: list[CaseJob]) -> Outgoing:
-        """Cases already in memory: a sweep's interleaved columns, a benchmark's list."""
+        """Cases already in memory: a benchmark's list."""
         return cls([job.key for job in jobs], jobs, {job.run_id: job.engine for job in jobs})
 
 
@@ -127,45 +127,6 @@ def planned(case: Scenario | Fixture, trial: int) -> PlannedCase:
         kind=case.kind,
         dimension=case.dimension.value if isinstance(case, Fixture) else None,
     )
-
-
-def plan_run(
-    store: Store,
-    *,
-    run_id: str,
-    label: str,
-    engine: str,
-    suite: str,
-    cases: list[Scenario | Fixture],
-    trials: int,
-    options: RunOptions,
-    budget_micros: int | None,
-) -> list[CaseJob]:
-    """Record the run with its whole plan, then return its jobs, trial by trial (a sweep's
-    columns, which it interleaves). The jobs carry the label the store gave the run (a taken
-    one gets a suffix), as Flower should show it."""
-    plan = [(case, trial) for trial in range(trials) for case in cases]
-    record = record_run(
-        store,
-        run_id=run_id,
-        label=label,
-        engine=engine,
-        suite=suite,
-        planned=[planned(case, trial) for case, trial in plan],
-        options=options,
-        budget_micros=budget_micros,
-    )
-    return [
-        CaseJob(
-            run_id=run_id,
-            engine=engine,
-            case=case,
-            trial=trial,
-            options=options,
-            label=record.label,
-        )
-        for case, trial in plan
-    ]
 
 
 def record_run(

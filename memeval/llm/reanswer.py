@@ -14,6 +14,7 @@ which answers only the cases the new run still lacks.
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
 from collections.abc import Callable
 
 from pydantic import BaseModel
@@ -30,7 +31,7 @@ from memeval.runner.answers import answer_probe, answer_query, finish_answers
 from memeval.runner.context import CaseContext, RunOptions
 from memeval.scoring.pack import gold_answers
 from memeval.store import RunRecord, Store
-from memeval.suites.catalog import resolve
+from memeval.suites.catalog import stream
 from memeval.suites.fixture import Fixture
 from memeval.suites.scenario import Scenario
 
@@ -94,45 +95,66 @@ def _todo(store: Store, record: RunRecord) -> list[CaseResult]:
     return [r for r in store.case_results(source) if (r.case_id, r.trial) in missing]
 
 
-def suite_cases(suite: str) -> dict[str, Scenario | Fixture]:
-    """The suite's cases by id: grading needs each probe's `match`, `accept` and checks."""
-    return {located.case.id: located.case for located in resolve(suite).cases}
-
-
 async def answer_run(
     plan: AnswerPlan,
-    cases: dict[str, Scenario | Fixture],
+    suite: str,
     *,
     shared: OpenShared,
     ledger: PaidCalls,
     landed: Callable[[CaseResult], object],
     concurrency: int = 4,
 ) -> None:
-    """Answers every case of `plan.todo`, handing each result to `landed` as it is done."""
+    """Answers every case of `plan.todo`, handing each result to `landed` as it is done.
+
+    Grading needs each probe's `match`, `accept` and checks, so the suite is read again: once,
+    a case at a time, each case held only while its results are answered (`concurrency` at
+    once), so a benchmark file of any size costs the memory of a few of its cases."""
     gate = asyncio.Semaphore(max(1, concurrency))
+    waiting: dict[str, list[CaseResult]] = defaultdict(list)
+    for source in plan.todo:
+        waiting[source.case_id].append(source)
+    tasks: list[asyncio.Task[None]] = []
     async with answerer_for(plan.spec, shared=shared, ledger=ledger) as answerer:
         assert answerer is not None
 
-        async def one(source: CaseResult) -> None:
-            async with gate:
-                landed(await reanswer_case(source, cases, plan, answerer))
+        async def one(source: CaseResult, case: Scenario | Fixture | None) -> None:
+            try:
+                landed(await reanswer_case(source, case, plan, answerer))
+            finally:
+                gate.release()
 
-        await asyncio.gather(*(one(r) for r in plan.todo))
+        async def start(source: CaseResult, case: Scenario | Fixture | None) -> None:
+            await gate.acquire()
+            failed = next((t for t in tasks if t.done() and t.exception()), None)
+            if failed is not None:  # as a gather would: the first error ends the run
+                gate.release()
+                await failed
+            tasks.append(asyncio.create_task(one(source, case)))
+
+        for case in stream(suite) if waiting else ():
+            for source in waiting.pop(case.id, []):
+                await start(source, case)
+            if not waiting:
+                break
+        for sources in waiting.values():  # cases the suite no longer holds
+            for source in sources:
+                await start(source, None)
+        await asyncio.gather(*tasks)
 
 
 async def reanswer_case(
     source: CaseResult,
-    cases: dict[str, Scenario | Fixture],
+    case: Scenario | Fixture | None,
     plan: AnswerPlan,
     answerer: Answerer,
 ) -> CaseResult:
     """The source's result with the engine's part kept whole (packs, hits, timings, checks)
-    and every model answer and verdict made anew."""
+    and every model answer and verdict made anew. `case`: the suite's case of that id, None
+    when the suite no longer holds it."""
     result = source.model_copy(deep=True, update={"run_id": plan.run_id, "answerer_usd_micros": 0})
     if source.status is not CaseStatus.done:
         result.error = f"not done in source run {plan.source}: {source.error or source.status}"
         return result
-    case = cases.get(source.case_id)
     if case is None:
         result.status = CaseStatus.error
         result.error = f"the suite no longer holds case {source.case_id}"

@@ -3,33 +3,33 @@ the farm, like `memeval run`. This is its plan and its report; `memeval_farm.swe
 
 Each variant, a model under an engine profile, is a run of its own in the store, labelled
 `<sweep>/<variant>` and created with its whole plan before anything is dispatched. Every
-variant's cases then go out as one chord, model-interleaved, case by case: every variant gets
-case 1, then every variant gets case 2, and so on. The queue is first in, first out, so when
-the budget runs out mid-sweep every variant has answered the same cases, give or take the few
-in flight; the comparison on the common subset then uses nearly everything that was paid for,
-and no model is compared on easier cases than another.
+variant's cases then go out as one chord, model-interleaved, case by case
+(`memeval.evaluation.columns`): when the budget runs out mid-sweep every variant has answered
+the same cases, give or take the few in flight, so the comparison on the common subset uses
+nearly everything that was paid for.
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memeval.engines.registry import validate as validate_engine
 from memeval.errors import UsageError
+from memeval.evaluation.columns import ColumnPlan
+from memeval.evaluation.jobs import planned
+from memeval.evaluation.selection import Case, Selection
+from memeval.llm.estimate import PlannedCall, planned_calls
 from memeval.llm.prompt import MAX_TOKENS, PROMPT_VERSION
 from memeval.report.compare import CompareReport, GroupBy, common_cases, compare
 from memeval.results import CaseStatus, RunReport
 from memeval.runner import RunOptions
 from memeval.scoring.kpis import kpis
-from memeval.store import Store
+from memeval.store import PlannedCase, Store
 from memeval.suites.common import Slug
-
-T = TypeVar("T")
-
 
 SWEEP_SCOPE = "sweep:"  # a sweep's budget scope is this and the sweep id
 
@@ -119,11 +119,25 @@ def variants(sweep_id: str, models: list[str], profiles: list[Profile]) -> list[
     return out
 
 
-def interleave(columns: list[list[T]]) -> list[T]:
-    """Case-major, variant-minor, from one column of jobs per variant, all in the same case
-    order: any prefix covers every variant equally, to within one case, which is what keeps a
-    budget cut fair."""
-    return [job for row in zip(*columns, strict=True) for job in row]
+class SweptCases(BaseModel):
+    """A sweep's cases as one pass over its selection leaves them: each case's plan entry and
+    the model calls a trial of it makes (the estimate printed before anything is spent),
+    never the case; the bodies are read again as they are sent."""
+
+    plan: ColumnPlan
+    calls: list[PlannedCall]
+
+
+def read_cases(selection: Selection) -> SweptCases:
+    once: list[PlannedCase] = []
+
+    def noted() -> Iterator[Case]:
+        for case in selection.cases():
+            once.append(planned(case, 0))
+            yield case
+
+    calls = planned_calls(noted())
+    return SweptCases(plan=ColumnPlan(selection=selection, once=once), calls=calls)
 
 
 class SweepConfig(Model):

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memeval.errors import UsageError
+from memeval.report.resampling import Counts, block_rows, resample_weights, weighted_tallies
 from memeval.report.scorecard import (
     COMPOSITE,
     PACK_HIT,
@@ -32,7 +34,6 @@ from memeval.report.stats import (
     RESAMPLES,
     SEED,
     Spread,
-    bootstrap,
     mcnemar,
     percentile_interval,
     spread,
@@ -315,31 +316,23 @@ def sums_over_results(cases: list[CaseResult]) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Side:
-    """One group's pooled results, scored with its sums taken per pass over the cases.
-
-    Scores are remembered per set of case ids: every comparison draws the same seeded
-    resamples, so the baseline of a sweep is scored once, not once per candidate.
-    """
+    """One group's pooled results, scored with its sums taken per pass over the cases."""
 
     name: str
     pool: dict[str, list[CaseResult]]
     sums: frozenset[str]
-    memo: dict[tuple[str, ...], dict[str, float | None]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
-
     tallies: dict[str, Tally] = field(default_factory=dict, compare=False, repr=False)
 
-    def _tally(self, ids: list[str]) -> tuple[Tally, float]:
-        """The cases' tally, and how many passes over the ids their results make."""
+    def each(self, ids: Sequence[str]) -> list[Tally]:
+        """Each case's tally (of all its results), worked out once whatever asks for it."""
         for i in ids:
             if i not in self.tallies:
                 self.tallies[i] = tally(self.pool[i])
-        results = sum(len(self.pool[i]) for i in ids)
-        return merge(self.tallies[i] for i in ids), results / len(ids) if ids else 1.0
+        return [self.tallies[i] for i in ids]
 
     def card(self, ids: list[str]) -> list[Kpi]:
-        t, passes = self._tally(ids)
+        t = merge(self.each(ids))
+        passes = _passes(t, len(ids))
         return [
             k.model_copy(update={"value": k.value / passes})
             if k.name in self.sums and k.value is not None and passes != 1.0
@@ -347,37 +340,86 @@ class Side:
             for k in card_of(t)
         ]
 
-    def values(self, ids: list[str]) -> dict[str, float | None]:
-        key = tuple(ids)
-        if key not in self.memo:
-            t, passes = self._tally(ids)
-            self.memo[key] = {
-                name: value / passes
-                if name in self.sums and value is not None and passes != 1.0
-                else value
-                for name, value in card_values(t).items()
-            }
-        return self.memo[key]
+    def values(self, t: Tally, cases: int) -> dict[str, float | None]:
+        """The scorecard of `t`, the tally of `cases` drawn cases (repeats counted)."""
+        passes = _passes(t, cases)
+        return {
+            name: value / passes if name in self.sums and value is not None and passes != 1.0
+            else value
+            for name, value in card_values(t).items()
+        }  # fmt: skip
 
 
-def _deltas(base: Side, cand: Side, ids: list[str]) -> dict[str, float | None]:
-    before, after = base.values(ids), cand.values(ids)
+def _passes(t: Tally, cases: int) -> float:
+    """How many passes over the cases their results make: every result counts one in
+    `spent`, so a pooled group with two trials makes two."""
+    return t.spent / cases if cases else 1.0
+
+
+def _deltas(
+    before: dict[str, float | None], after: dict[str, float | None]
+) -> dict[str, float | None]:
     return {
         name: None if (b := before.get(name)) is None or (a := after.get(name)) is None else a - b
         for name in before
     }
 
 
+def _paired(
+    base: Side, cand: Side, units: Sequence[str], weights: Iterable[Counts]
+) -> Iterator[dict[str, float | None]]:
+    """Each row of `weights` (how often each of `units` is drawn): the candidate's scorecard
+    less the baseline's, both on the very same draw."""
+    mine, theirs = base.each(units), cand.each(units)
+    for block in weights:
+        drawn: list[int] = block.sum(axis=1).tolist()
+        rows = zip(weighted_tallies(mine, block), weighted_tallies(theirs, block), strict=True)
+        for (b, c), n in zip(rows, drawn, strict=True):
+            yield _deltas(base.values(b, n), cand.values(c, n))
+
+
+def _bootstrap(
+    base: Side, cand: Side, layers: dict[str, list[str]], resamples: int, seed: int
+) -> dict[str, list[float]]:
+    """`stats.bootstrap(layers, deltas)` on numpy: the same seeded draws, each resample's
+    tallies a matrix product rather than a merge of thousands of cases' tallies."""
+    pools = [units for units in layers.values() if units]
+    units = [unit for pool in pools for unit in pool]
+    if not units:  # every resample draws nothing: the deltas of no case, each time
+        nothing = _deltas(base.values(merge([]), 0), cand.values(merge([]), 0))
+        return {k: [v] * resamples for k, v in nothing.items() if v is not None}
+    rows = min(block_rows(base.each(units)), block_rows(cand.each(units)))
+    weights = resample_weights([len(p) for p in pools], resamples, seed, rows)
+    samples: dict[str, list[float]] = defaultdict(list)
+    for row in _paired(base, cand, units, weights):
+        for name, value in row.items():
+            if value is not None:
+                samples[name].append(value)
+    return samples
+
+
+def _left_out(base: Side, cand: Side, ids: list[str]) -> Iterator[dict[str, float | None]]:
+    """The deltas with each case left out in turn: every case once, but the one."""
+    rows = min(block_rows(base.each(ids)), block_rows(cand.each(ids)))
+
+    def blocks() -> Iterator[Counts]:
+        for start in range(0, len(ids), rows):
+            block = np.ones((min(rows, len(ids) - start), len(ids)), dtype=np.int32)
+            block[np.arange(len(block)), start + np.arange(len(block))] = 0
+            yield block
+
+    return _paired(base, cand, ids, blocks())
+
+
 def _compare_pair(
     base: Side, cand: Side, layers: dict[str, list[str]], resamples: int, seed: int
 ) -> Comparison:
     ids = sorted(base.pool)
-    before, after = base.card(ids), cand.values(ids)
-    point = _deltas(base, cand, ids)
-    samples = bootstrap(
-        layers, lambda drawn: _deltas(base, cand, drawn), resamples=resamples, seed=seed
-    )
-    left_out = [_deltas(base, cand, [i for i in ids if i != out]) for out in ids]
+    before = base.card(ids)
+    after = cand.values(merge(cand.each(ids)), len(ids))
+    point = _deltas(base.values(merge(base.each(ids)), len(ids)), after)
+    samples = _bootstrap(base, cand, layers, resamples, seed)
+    left_out = list(_left_out(base, cand, ids))
     moves = []
     for k in before:
         delta = point.get(k.name)

@@ -127,7 +127,44 @@ def resampled_values(
         empty = {k: v for k, v in statistic(merge([])).items() if v is not None}
         return {k: [v] * resamples for k, v in empty.items()}
     each = [tallies[u] for u in units]
-    numbers = np.array([t.numbers for t in each], dtype=np.float64).reshape(len(units), -1)
+    out: dict[str, list[float]] = defaultdict(list)
+    draws = resample_weights([len(p) for p in pools], resamples, seed, block_rows(each))
+    for weights in draws:
+        for drawn in weighted_tallies(each, weights):
+            for name, value in statistic(drawn).items():
+                if value is not None:
+                    out[name].append(value)
+    return out
+
+
+def block_rows(each: Sequence[Tally]) -> int:
+    """Resamples a block holds: its widest matrix is a column per case or per sample
+    (percentiles), whichever are more; a run of long conversations holds many samples a case."""
+    widest = max([len(each), *(sum(len(read(t)) for t in each) for read in _by_samples())])
+    return max(1, BLOCK // max(1, widest))
+
+
+def resample_weights(
+    sizes: Sequence[int], resamples: int, seed: int, rows: int
+) -> Iterator[Counts]:
+    """Blocks of `rows` resamples as counts per unit: the draws `stats.bootstrap` makes."""
+    width = sum(sizes)
+    for drawn in python_draws(sizes, resamples, seed, rows):
+        yield counts(drawn, width)
+
+
+def _by_samples() -> dict[Callable[[Tally], tuple[float, ...]], list[str]]:
+    """The quantile KPIs, grouped by the samples they read."""
+    by_samples: dict[Callable[[Tally], tuple[float, ...]], list[str]] = defaultdict(list)
+    for name, (read, _) in QUANTILES.items():
+        by_samples[read].append(name)
+    return by_samples
+
+
+def weighted_tallies(each: Sequence[Tally], weights: Counts) -> Iterator[Drawn]:
+    """A row of `weights` per tally: the merge of `each` with unit i taken `weights[row, i]`
+    times, as one matrix product for the sums and one pass for the percentiles and spend."""
+    numbers = np.array([t.numbers for t in each], dtype=np.float64).reshape(len(each), -1)
     owners = [i for i, t in enumerate(each) for _ in t.windows]
     windows = [w for t in each for w in t.windows]
     meters: list[Callable[[Usage], int]] = [
@@ -139,45 +176,30 @@ def resampled_values(
         np.array([[m(w.before), max(m(w.before), m(w.after))] for w in windows], dtype=np.int64)
         for m in meters
     ]
-    by_samples: dict[Callable[[Tally], tuple[float, ...]], list[str]] = defaultdict(list)
-    for name, (read, _) in QUANTILES.items():
-        by_samples[read].append(name)
-
-    # A block's widest matrix is a column per case or per sample (percentiles), whichever
-    # are more: a run of long conversations holds many samples a case.
-    widest = max([len(units), *(sum(len(read(t)) for t in each) for read in by_samples)])
-    rows = max(1, BLOCK // max(1, widest))
-    out: dict[str, list[float]] = defaultdict(list)
-    for drawn in python_draws([len(p) for p in pools], resamples, seed, rows):
-        weights = counts(drawn, len(units))
-        sums = (weights.astype(np.float64) @ numbers).tolist()
-        quantiles: dict[str, list[tuple[float | None, int]]] = {}
-        for read, names in by_samples.items():
-            found = weighted_percentiles(
-                [read(t) for t in each], weights, [QUANTILES[n][1] for n in names]
-            )
-            for name, (got, n) in zip(names, found, strict=True):
-                quantiles[name] = [
-                    (None if np.isnan(v) else v, c)
-                    for v, c in zip(got.tolist(), n.tolist(), strict=True)
-                ]
-        spend: list[Usage | None] = [None] * len(sums)
-        if windows:
-            seen: npt.NDArray[np.bool_] = weights[:, owners] > 0
-            some: list[bool] = np.any(seen, axis=1).tolist()
-            calls, tokens, usd = (union_length(s, seen).tolist() for s in spans)
-            # No window drawn is no usage reported (None), as `usage_union([])` says.
-            spend = [
-                Usage(calls=c, tokens=k, usd_micros=d) if any_ else None
-                for c, k, d, any_ in zip(calls, tokens, usd, some, strict=True)
+    sums = (weights.astype(np.float64) @ numbers).tolist()
+    quantiles: dict[str, list[tuple[float | None, int]]] = {}
+    for read, names in _by_samples().items():
+        found = weighted_percentiles(
+            [read(t) for t in each], weights, [QUANTILES[n][1] for n in names]
+        )
+        for name, (got, n) in zip(names, found, strict=True):
+            quantiles[name] = [
+                (None if np.isnan(v) else v, c)
+                for v, c in zip(got.tolist(), n.tolist(), strict=True)
             ]
-        for row, total in enumerate(sums):
-            tally = Drawn(
-                tuple(total),
-                quantiles={name: got[row] for name, got in quantiles.items()},
-                spend=spend[row],
-            )
-            for name, value in statistic(tally).items():
-                if value is not None:
-                    out[name].append(value)
-    return out
+    spend: list[Usage | None] = [None] * len(sums)
+    if windows:
+        seen: npt.NDArray[np.bool_] = weights[:, owners] > 0
+        some: list[bool] = np.any(seen, axis=1).tolist()
+        calls, tokens, usd = (union_length(s, seen).tolist() for s in spans)
+        # No window drawn is no usage reported (None), as `usage_union([])` says.
+        spend = [
+            Usage(calls=c, tokens=k, usd_micros=d) if any_ else None
+            for c, k, d, any_ in zip(calls, tokens, usd, some, strict=True)
+        ]
+    for row, total in enumerate(sums):
+        yield Drawn(
+            tuple(total),
+            quantiles={name: got[row] for name, got in quantiles.items()},
+            spend=spend[row],
+        )

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from memeval.report.numbers import unpriced
 from memeval.results import CaseResult, CaseStatus, Phase, ProbeResult, QueryLog
-from memeval.scoring.kpis import kpis, percentile
+from memeval.scoring.kpis import Tally, kpis_of, merge, percentile
 from memeval.scoring.spend import engine_spend
 
 ALL = "all"
@@ -239,13 +239,15 @@ def latency_rows(cases: list[CaseResult]) -> list[LatencyRow]:
 
 
 def cost_rows(cases: list[CaseResult]) -> list[CostRow]:
-    """Cost per correct answer by part of the suite, read from the cost KPIs of each part."""
-    parts: dict[str, list[CaseResult]] = defaultdict(list)
+    """Cost per correct answer by part of the suite, read from the cost KPIs of each part.
+    Each case is tallied once: the whole suite's tally is the sum of its parts'."""
+    parts: dict[str, list[Tally]] = defaultdict(list)
     for case in cases:
-        parts[case.dimension or case.kind].append(case)
+        parts[case.dimension or case.kind].append(Tally.of(case))
+    merged = {group: merge(part) for group, part in sorted(parts.items())}
     rows = []
-    for group, part in [*sorted(parts.items()), (ALL, cases)]:
-        measured = kpis(part)
+    for group, t in [*merged.items(), (ALL, merge(merged.values()))]:
+        measured = kpis_of(t)
         cost = {k.name: k for k in measured if k.group == "cost"}
         # Unpriced, the cost per correct answer is not measured: a dash, never a free "$0".
         priced = "usd_per_correct" not in unpriced({k.name: k.value for k in measured})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -50,15 +50,22 @@ def resolve(spec: str) -> Suite:
     """`lifecycle`, `dimensions`, `safety`, `all`, `locomo:PATH` / `longmemeval:PATH` (a
     benchmark read from the user's copy), or a path to a file or folder of the user's own
     cases."""
+    name, cases = located(spec)
+    return Suite(name=name, cases=list(cases))
+
+
+def located(spec: str) -> tuple[str, Iterator[Located]]:
+    """The suite's name and its cases one at a time, each with where it was read: a benchmark
+    file is read as it goes, so a caller keeping only what it needs of each case (a count, a
+    run's plan, a dispatch window) holds one case of it at a time, whatever the file's size.
+    An unknown spec raises here, before any case is read."""
     if spec == "all":
-        return Suite(name="all", cases=load_paths(fixtures_root() / n for n in BUILTIN))
+        return "all", iter(load_paths(fixtures_root() / n for n in BUILTIN))
     if spec in BUILTIN or spec in OPT_IN:
-        return Suite(name=spec, cases=load_paths([fixtures_root() / spec]))
+        return spec, iter(load_paths([fixtures_root() / spec]))
     if (benchmark := sources.parse(spec)) is not None:  # locomo:PATH, longmemeval:PATH
         where = str(benchmark[1])
-        return Suite(
-            name=spec, cases=[Located(case=c, path=where, line=0) for c in sources.load(*benchmark)]
-        )
+        return spec, (Located(case=c, path=where, line=0) for c in sources.load(*benchmark))
     path = Path(spec)
     if not path.exists():
         raise UsageError(
@@ -66,18 +73,13 @@ def resolve(spec: str) -> Suite:
             fix="use lifecycle, dimensions, safety, all, loop_guard, or the path of a file or "
             "folder of cases",
         )
-    return Suite(name=str(path), cases=load_paths([path]))
+    return str(path), iter(load_paths([path]))
 
 
 def stream(spec: str) -> Iterator[Scenario | Fixture]:
-    """The suite's cases one at a time, as `resolve` finds them: a benchmark file is read as
-    it goes, so a caller keeping only what it needs of each case (a run's plan, a dispatch
-    window) holds one case of it at a time, whatever the file's size."""
-    if (benchmark := sources.parse(spec)) is not None:
-        yield from sources.load(*benchmark)
-        return
-    for located in resolve(spec).cases:
-        yield located.case
+    """The suite's cases one at a time, as `located` reads them."""
+    for each in located(spec)[1]:
+        yield each.case
 
 
 def anchored(spec: str) -> str:
@@ -107,23 +109,33 @@ class SuiteCounts(BaseModel):
     fixtures_per_dimension: dict[str, int]
 
 
-def count(suite: Suite) -> SuiteCounts:
-    probes = [p for s in suite.scenarios for p in s.probes]
-    scored = [p for p in probes if p.scored]
+def count(cases: Iterable[Scenario | Fixture]) -> SuiteCounts:
+    """What the cases hold, tallied as they are read: a benchmark file is counted one case at a
+    time, in the memory of one case whatever its size."""
+    tally: Counter[str] = Counter()
+    tags: Counter[str] = Counter()
     per_dim = {d.value: 0 for d in Dimension}
-    for f in suite.fixtures:
-        per_dim[f.dimension.value] += 1
-    return SuiteCounts(
-        scenarios=len(suite.scenarios),
-        probes=len(probes),
-        probes_scored=len(scored),
-        lexical=sum(p.style is Style.lexical for p in scored),
-        paraphrase=sum(p.style is Style.paraphrase for p in scored),
-        stale=sum(bool(p.stale) for p in scored),
-        leak_checks=sum(bool(p.forbidden) and not p.abstain for p in probes),
-        abstain=sum(p.abstain for p in scored),
-        with_evidence=sum(bool(p.evidence) for p in scored),
-        probe_tags=dict(sorted(Counter(t for p in probes for t in p.tags).items())),
-        fixtures=len(suite.fixtures),
-        fixtures_per_dimension=per_dim,
+    for case in cases:
+        if isinstance(case, Fixture):
+            tally["fixtures"] += 1
+            per_dim[case.dimension.value] += 1
+            continue
+        tally["scenarios"] += 1
+        for p in case.probes:
+            tally["probes"] += 1
+            tags.update(p.tags)
+            tally["leak_checks"] += bool(p.forbidden) and not p.abstain
+            if p.scored:
+                tally["probes_scored"] += 1
+                tally["lexical"] += p.style is Style.lexical
+                tally["paraphrase"] += p.style is Style.paraphrase
+                tally["stale"] += bool(p.stale)
+                tally["abstain"] += p.abstain
+                tally["with_evidence"] += bool(p.evidence)
+    return SuiteCounts.model_validate(
+        {name: tally[name] for name in _TALLIED}
+        | {"probe_tags": dict(sorted(tags.items())), "fixtures_per_dimension": per_dim}
     )
+
+
+_TALLIED = [name for name, field in SuiteCounts.model_fields.items() if field.annotation is int]

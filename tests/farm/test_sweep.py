@@ -9,11 +9,12 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from memeval.evaluation.jobs import plan_run
-from memeval.llm.sweep import SweepReport, interleave
+from memeval.evaluation.columns import ColumnPlan, Interleaved
+from memeval.evaluation.jobs import planned
+from memeval.evaluation.selection import Selection
+from memeval.llm.sweep import SweepReport
 from memeval.runner import RunOptions
 from memeval.store import open_store
-from memeval.suites.catalog import resolve
 from memeval_farm.config import make_app
 from memeval_farm.dispatch import dispatch
 from memeval_farm.settings import FarmSettings
@@ -67,23 +68,28 @@ def test_one_chord_interleaves_a_sweep_and_its_callback_closes_every_run(
     settings = FarmSettings(broker_url=redis_url, namespace=namespace)
     app = make_app(settings)
     store = open_store(shared.env["MEMEVAL_DATABASE_URL"])
-    cases = [c.case for c in resolve("dimensions").cases if c.case.name in _THREE]
+    selection = Selection(suite="dimensions", only=sorted(_THREE))
+    cases = list(selection.cases())
+    plan = ColumnPlan(selection=selection, once=[planned(c, 0) for c in cases])
     run_ids = ["sweep.0", "sweep.1"]
-    columns = [
-        plan_run(
-            store,
-            run_id=run_id,
-            label=f"sweep/{run_id}",
-            engine="reference",
-            suite="dimensions",
-            cases=cases,
-            trials=1,
-            options=RunOptions(),
-            budget_micros=None,
-        )
-        for run_id in run_ids
-    ]
-    dispatch(app, run_ids, interleave(columns))
+    runs = Interleaved(
+        plan=plan,
+        trials=1,
+        columns=[
+            plan.record(
+                store,
+                run_id=run_id,
+                label=f"sweep/{run_id}",
+                engine="reference",
+                suite="dimensions",
+                trials=1,
+                options=RunOptions(),
+                budget_micros=None,
+            )
+            for run_id in run_ids
+        ],
+    )
+    dispatch(app, run_ids, runs.jobs())
     broker = redis.Redis.from_url(redis_url)
     queued = broker.lrange(settings.key_prefix + settings.queue, 0, -1)
     sent = [json.loads(m)["headers"]["argsrepr"] for m in reversed(queued)]  # oldest first

@@ -156,3 +156,19 @@ def test_answer_needs_a_run(cli, server, tmp_path):
     done, _ = answer(cli, server, tmp_path, "no-such-run", "--model", "test/cheap")
     assert done.returncode == 2 and "no-such-run" in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_a_case_the_suite_no_longer_holds_is_an_error_and_the_others_are_answered(
+    cli, server, tmp_path, suite
+):
+    """The suite is read once as the cases are answered; what it no longer holds is found
+    at the end of that pass."""
+    with running(create_app(ReferenceEngine(), SecretStr(TOKEN))) as url:
+        source = source_run(cli, server, tmp_path, suite, url, "--in-process")
+    (suite / "ports.yaml").unlink()
+    done, report = answer(cli, server, tmp_path, source.run_id, "--model", "test/cheap")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert report is not None and len(report.cases) == len(source.cases) > 1
+    gone = [c for c in report.cases if c.status is not CaseStatus.done]
+    assert [c.case_id for c in gone] == [c.case_id for c in source.cases if "ports" in c.case_id]
+    assert gone[0].error == f"the suite no longer holds case {gone[0].case_id}"

@@ -13,34 +13,59 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memeval.errors import UsageError
+from memeval.evaluation.columns import Column, ColumnPlan, Interleaved
 from memeval.evaluation.planning import select
+from memeval.evaluation.selection import Selection
 from memeval.llm.estimate import planned_calls
-from memeval.llm.sweep import Profile, SweepReport, interleave, parse_profile
+from memeval.llm.sweep import Profile, SweepReport, parse_profile, read_cases
 from memeval.report.scorecard import scorecard
 from memeval.results import CaseStatus
+from memeval.runner import RunOptions
+from memeval.store import PlannedCase
 from memeval.suites.catalog import resolve
 from tests.cli_here import run_cli_here
 
 MODELS = ["test/cheap", "test/dear"]
 
 
+def _interleaved(cases: int, models: int, trials: int = 1) -> Interleaved:
+    once = [PlannedCase(case_id=f"c{c}", kind="scenario") for c in range(cases)]
+    plan = ColumnPlan(selection=Selection(suite="lifecycle"), once=once)
+    columns = [
+        Column(run_id=f"m{m}", label=f"m{m}", engine="reference", options=RunOptions())
+        for m in range(models)
+    ]
+    return Interleaved(plan=plan, trials=trials, columns=columns)
+
+
 @given(cases=st.integers(1, 30), models=st.integers(1, 5), data=st.data())
 def test_any_prefix_covers_every_variant_equally(cases, models, data):
-    columns = [[(f"m{m}", f"c{c}") for c in range(cases)] for m in range(models)]
-    jobs = interleave(columns)
+    jobs = _interleaved(cases, models).outgoing().keys
     assert len(jobs) == cases * models
     cut = data.draw(st.integers(0, len(jobs)))
-    done = {f"m{m}": [c for v, c in jobs[:cut] if v == f"m{m}"] for m in range(models)}
+    done = {f"m{m}": [k.case_id for v, k in jobs[:cut] if v == f"m{m}"] for m in range(models)}
     sizes = [len(v) for v in done.values()]
     assert max(sizes) - min(sizes) <= 1
     common = set.intersection(*(set(v) for v in done.values()))
     assert common == {f"c{i}" for i in range(cut // models)}
 
 
-def test_interleave_is_case_major():
-    assert interleave([["a0", "a1"], ["b0", "b1"]]) == ["a0", "b0", "a1", "b1"]
-    with pytest.raises(ValueError):
-        interleave([["a0", "a1"], ["b0"]])  # every variant plans the same cases
+def test_interleave_is_case_major_trial_by_trial():
+    keys = _interleaved(2, 2, trials=2).outgoing().keys
+    assert [(run, key.case_id, key.trial) for run, key in keys] == [
+        (run, case, trial) for trial in (0, 1) for case in ("c0", "c1") for run in ("m0", "m1")
+    ]
+
+
+def test_a_sweep_sends_the_bodies_in_the_order_of_its_keys():
+    selection = Selection(suite="dimensions", only=["cfo_on_date", "never_stored_parking"])
+    cases = read_cases(selection)
+    runs = Interleaved(plan=cases.plan, trials=2, columns=_interleaved(1, 3).columns)
+    outgoing = runs.outgoing()
+    assert [job.key for job in outgoing.jobs] == outgoing.keys
+    assert len(outgoing.keys) == 2 * 2 * 3 and list(outgoing.engines) == ["m0", "m1", "m2"]
+    assert [p.case_id for p in cases.plan.once] == [c.id for c in selection.cases()]
+    assert cases.calls == planned_calls(selection.cases()) != []
 
 
 def test_profiles():

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 
-from memeval.suites.catalog import count, resolve
+from memeval.suites.catalog import count, resolve, stream
 from memeval.suites.fixture import Dimension
 from memeval.suites.scenario import Via
 from tests.cli_here import run_cli_here
 
 
 def test_lifecycle_counts_meet_the_catalogue():
-    counts = count(resolve("lifecycle"))
+    counts = count(stream("lifecycle"))
     assert counts.scenarios == 14  # the catalogue's 12, a coding session and task drift
     assert counts.probes_scored >= 52
     assert counts.paraphrase >= 20
@@ -21,7 +21,7 @@ def test_lifecycle_counts_meet_the_catalogue():
 
 
 def test_every_dimension_has_ten_fixtures():
-    counts = count(resolve("dimensions"))
+    counts = count(stream("dimensions"))
     assert counts.fixtures_per_dimension == {d.value: 10 for d in Dimension}
 
 

@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 from celery import Celery
 from rich.console import Console
 
+from memeval.evaluation.columns import Interleaved
 from memeval.evaluation.execution import Pool
 from memeval.evaluation.finalize import finalize
-from memeval.evaluation.jobs import plan_run
 from memeval.evaluation.planning import new_run_id
 from memeval.evaluation.preflight import check_engine
-from memeval.llm.estimate import estimate, planned_calls
+from memeval.llm.estimate import estimate
 from memeval.llm.rates import parse_rates
 from memeval.llm.setup import prepare
 from memeval.llm.shared import usd_to_micros
@@ -24,14 +24,12 @@ from memeval.llm.sweep import (
     SWEEP_SCOPE,
     SweepConfig,
     SweepReport,
-    interleave,
+    SweptCases,
     sweep_report,
     variants,
 )
 from memeval.runner import RunOptions
 from memeval.store import RunStatus, Store
-from memeval.suites.fixture import Fixture
-from memeval.suites.scenario import Scenario
 from memeval_farm.budget import Budget, connect_redis, open_budget
 from memeval_farm.farm import run_on_farm
 from memeval_farm.settings import FarmSettings
@@ -39,7 +37,7 @@ from memeval_farm.settings import FarmSettings
 
 def sweep(
     config: SweepConfig,
-    cases: list[Scenario | Fixture],
+    cases: SweptCases,
     *,
     settings: FarmSettings,
     shared: Celery | None,
@@ -52,7 +50,8 @@ def sweep(
     """Check the engines, price the models and check the key, record one run per variant, then
     run them all on the farm as one chord under one budget. Every start-up check comes before
     the first run exists or the first cent is spent. `shared` comes from
-    `memeval_farm.farm.connect`.
+    `memeval_farm.farm.connect`. `cases` holds the plan, not the cases: their bodies are read
+    from the suite again as they are sent, a window of them at a time.
     """
     rates = parse_rates(config.rates)
     for engine in dict.fromkeys(p.engine for p in config.profiles):
@@ -73,7 +72,7 @@ def sweep(
     for warning in setup.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     for row in estimate(
-        planned_calls(cases),
+        cases.calls,
         trials=config.trials * len(config.profiles),
         prices={m: s.price for m, s in setup.specs.items()},
         max_tokens=config.max_tokens,
@@ -84,20 +83,23 @@ def sweep(
             highlight=False,
         )
     plan = variants(sweep_id, config.models, config.profiles)
-    columns = [
-        plan_run(
-            store,
-            run_id=v.run_id,
-            label=v.label,
-            engine=v.profile.engine,
-            suite=config.suite,
-            cases=cases,
-            trials=config.trials,
-            options=v.profile.options(RunOptions(llm=setup.specs[v.model], rates=rates)),
-            budget_micros=usd_to_micros(config.budget_usd),  # the sweep's, for a resume
-        )
-        for v in plan
-    ]
+    runs = Interleaved(
+        plan=cases.plan,
+        trials=config.trials,
+        columns=[
+            cases.plan.record(
+                store,
+                run_id=v.run_id,
+                label=v.label,
+                engine=v.profile.engine,
+                suite=config.suite,
+                trials=config.trials,
+                options=v.profile.options(RunOptions(llm=setup.specs[v.model], rates=rates)),
+                budget_micros=usd_to_micros(config.budget_usd),  # the sweep's, for a resume
+            )
+            for v in plan
+        ],
+    )
     console.print(
         f"sweep {sweep_id}: {len(plan)} variants, budget ${config.budget_usd:.2f}", highlight=False
     )
@@ -118,7 +120,7 @@ def sweep(
             shared,
             store,
             [v.run_id for v in plan],
-            interleave(columns),
+            runs.outgoing(),
             workers=workers,
             pool=pool,
             console=console,
@@ -137,7 +139,7 @@ def sweep(
         config,
         plan,
         reports,
-        cases=len(cases),
+        cases=len(cases.plan.once),
         started=started,
         interrupted=interrupted,
         budget_closed=budget_closed,
