@@ -30,23 +30,32 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-WRAPPER = """
-import atexit, re, sys
+OWN_PEAK = """
+def own_peak_mb():
+    import re
+    status = open("/proc/self/status").read()
+    return int(re.search(r"VmHWM:\\s+(\\d+)", status).group(1)) // 1024
+"""
+"""A child script's own peak resident MB: `VmHWM`, which starts afresh at exec, where
+`ru_maxrss` keeps the resident size of the process it was forked from (a test's pytest, larger
+than a small command's own peak)."""
+WRAPPER = (
+    OWN_PEAK
+    + """
+import atexit, sys
 from pathlib import Path
 out = Path(sys.argv[1])
-def peak():
-    status = Path("/proc/self/status").read_text()
-    out.write_text(str(int(re.search(r"VmHWM:\\s+(\\d+)", status).group(1)) // 1024))
-atexit.register(peak)
+atexit.register(lambda: out.write_text(str(own_peak_mb())))
 sys.argv = ["memeval", *sys.argv[2:]]
 from memeval.cli import main
 main()
 """
-"""`memeval ARGS`, writing its peak resident MB to the file `argv[1]` as it exits: `VmHWM`,
-which starts afresh at exec, where `ru_maxrss` keeps the resident size of the process it was
-forked from (a test's pytest, larger than a small command's own peak)."""
-PLAN = """
-import io, resource, sys, time
+)
+"""`memeval ARGS`, writing its peak resident MB to the file `argv[1]` as it exits."""
+PLAN = (
+    OWN_PEAK
+    + """
+import io, sys, time
 from rich.console import Console
 from memeval.evaluation.planning import RunRequest, plan_new
 from memeval.evaluation.store import usable_store
@@ -54,8 +63,9 @@ store = usable_store(sys.argv[1])
 began = time.monotonic()
 planned = plan_new(store, RunRequest(suite=sys.argv[2]), Console(file=io.StringIO()))
 took = time.monotonic() - began
-print(len(planned.todo), round(took, 1), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+print(len(planned.todo), round(took, 1), own_peak_mb())
 """
+)
 
 
 class Proc(NamedTuple):

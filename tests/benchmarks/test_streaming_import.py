@@ -12,17 +12,21 @@ from pathlib import Path
 import pytest
 
 from benchmarks.longmemeval_gen import write
+from benchmarks.scale_run import OWN_PEAK
 from memeval.errors import SuiteError
 from memeval.importers import sources
 from tests.conftest import run_cli
 
-READ = """
-import resource, sys
+READ = (
+    OWN_PEAK
+    + """
+import sys
 from pathlib import Path
 from memeval.importers import sources
 count = sum(1 for _ in sources.load("longmemeval", Path(sys.argv[1])))
-print(count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+print(count, own_peak_mb())
 """
+)
 SLACK_MB = 40
 """What may differ between the two reads: allocator noise and one instance's objects, never
 the four extra files' worth that a whole-file parse would hold (well over 100 MB here)."""
