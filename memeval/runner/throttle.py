@@ -10,6 +10,7 @@ import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from functools import partial
 from typing import Any, cast
 
@@ -19,6 +20,12 @@ from memeval.engines.base import Engine
 from memeval.errors import UsageError
 from memeval.llm.rates import Rate, RateKind, rate_for
 from memeval.llm.shared import OpenShared, RateLimiter
+
+ADMITTED: ContextVar[float | None] = ContextVar("memeval_admitted_at", default=None)
+"""The limiter's clock (seconds) when the engine call now running was admitted, None when no
+rate applies. A call reaches the engine some milliseconds after its admission, so counting
+calls by their arrival can see a window hold one more than the limit allowed; an engine that
+logs its calls (the latency benchmark's) logs this too, and the rate is judged by it."""
 
 _ENGINE_CALLS = frozenset(
     {
@@ -68,11 +75,14 @@ class _Throttled:
 
         async def throttled(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
-            await self._limiter.acquire(self._rate, self._engine.name)
+            admitted = ADMITTED.set(await self._limiter.acquire(self._rate, self._engine.name))
             # The limiter's queue is not the engine's latency.
             attempts.waited((time.perf_counter() - start) * 1000.0)
-            with back_pressure(partial(self._limiter.pause, self._rate, self._engine.name)):
-                return await call(*args, **kwargs)
+            try:
+                with back_pressure(partial(self._limiter.pause, self._rate, self._engine.name)):
+                    return await call(*args, **kwargs)
+            finally:
+                ADMITTED.reset(admitted)
 
         return throttled
 

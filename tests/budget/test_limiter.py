@@ -15,7 +15,7 @@ import pytest
 
 from memeval.errors import UsageError
 from memeval.llm.rates import Rate, RateKind, parse_rate, parse_rates
-from memeval.runner.throttle import throttle_engine
+from memeval.runner.throttle import ADMITTED, throttle_engine
 from memeval_farm.budget import connect_redis
 from memeval_farm.limiter import Limiter
 from memeval_farm.redis_state import limited_engine
@@ -156,3 +156,33 @@ def test_limited_engine_is_what_a_farm_task_wraps(redis_url, tag):
             assert time.monotonic() - started >= 0.15 and engine.calls["query"] == 3
 
     asyncio.run(go())
+
+
+def test_an_admitted_call_can_read_when_the_limiter_let_it_through(redis_url, tag):
+    """What the latency benchmark judges the rate by: admissions, on the limiter's clock, one
+    per call and spaced by the rate once the burst is spent; none outside a limited call."""
+
+    class Stamped(WordEngine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stamps: list[float | None] = []
+
+        async def query(self, tenant, text, k=5):
+            self.stamps.append(ADMITTED.get())
+            return await super().query(tenant, text, k)
+
+    async def go():
+        redis = await connect_redis(redis_url)
+        engine = Stamped()
+        engine.name = f"stamped-{tag}"
+        limited = throttle_engine(engine, Limiter(redis), parse_rate("engine=20/s+1"))
+        for _ in range(3):
+            await limited.query("t", "anything")
+        await engine.query("t", "anything")  # the engine itself: no limiter, no admission
+        await redis.aclose()
+        return engine.stamps
+
+    first, second, third, unlimited = asyncio.run(go())
+    assert first is not None and second is not None and third is not None
+    assert second - first >= 0.045 and third - second >= 0.045  # 20/s: one each 50 ms
+    assert unlimited is None and ADMITTED.get() is None
