@@ -125,3 +125,31 @@ def test_credits_running_out_mid_run_stop_it_with_the_rest_skipped(farm: Farm) -
     assert len(statuses) == planned, "every case is accounted for"
     assert "skipped_credits" in statuses and "error" not in statuses
     assert statuses.count("skipped_credits") > planned // 2, "the run stopped, it did not grind on"
+
+
+def test_the_fleets_check_counts_its_slots_and_the_window_grows_to_twice_them(
+    fleet: Farm,
+) -> None:
+    """Two workers of 3 and 2 processes answer the check with 5 slots: a window below twice
+    that would leave freed workers waiting for the dispatcher to send more."""
+    from memeval.store import open_store
+    from memeval_farm.config import make_app
+    from memeval_farm.dispatch import fleet_window
+    from memeval_farm.preflight import check_fleet
+    from memeval_farm.settings import FarmSettings
+
+    store = open_store(fleet.env["MEMEVAL_DATABASE_URL"])
+    store.create_run(run_id="slots", label="slots", engine="reference", suite="all", planned=[])
+    app = make_app(FarmSettings(broker_url=fleet.env["MEMEVAL_BROKER_URL"]))
+    said: list[str] = []
+    try:
+        with worker(fleet, concurrency=3, log="w3.log"), worker(fleet, log="w2.log"):
+            deadline = time.monotonic() + 30
+            while len(app.control.ping(timeout=0.5)) < 2:
+                assert time.monotonic() < deadline, "the two workers did not both answer"
+            slots = check_fleet(app, store, "slots", "reference", timeout=15, say=said.append)
+    finally:
+        app.close()
+        store.dispose()
+    assert slots == 5 and said == []
+    assert fleet_window(128, slots) == 128 and fleet_window(8, slots) == 10

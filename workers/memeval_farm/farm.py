@@ -36,7 +36,7 @@ from memeval.summary import case_line, plural
 from memeval_farm import metrics
 from memeval_farm.broker import BROKER_FAULTS, Outage, identify, persistence_warning, quietly
 from memeval_farm.config import make_app
-from memeval_farm.dispatch import Outbox, check_broker, chord_size, revoke, wait
+from memeval_farm.dispatch import Outbox, check_broker, chord_size, fleet_window, revoke, wait
 from memeval_farm.embedded import EmbeddedFarm, tail
 from memeval_farm.preflight import check_fleet
 from memeval_farm.progress import Activity, CaseState, Landings
@@ -57,10 +57,10 @@ def connect(settings: FarmSettings) -> Celery | None:
 
 def preflight_fleet(
     app: Celery, settings: FarmSettings, store: Store, engines: dict[str, str], console: Console
-) -> None:
+) -> int:
     """Before any case is sent: each live worker checks each engine (`engines`: run id ->
     engine) and that its store holds the run. A refusal closes the runs as interrupted, so
-    none is left `running`."""
+    none is left `running`. Returns the cases the fleet runs at once (0 if none answered)."""
     identity = None
     with contextlib.suppress(*BROKER_FAULTS):
         identity = identify(str(app.conf.broker_url))
@@ -68,9 +68,10 @@ def preflight_fleet(
     if warning is not None:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     firsts = {engine: run_id for run_id, engine in reversed(engines.items())}
+    slots = 0
     try:
         for engine, run_id in firsts.items():
-            check_fleet(
+            slots = check_fleet(
                 app,
                 store,
                 run_id,
@@ -82,6 +83,7 @@ def preflight_fleet(
         for each in sorted(engines):
             finalize(store, each, RunStatus.interrupted)
         raise
+    return slots
 
 
 def run_on_farm(
@@ -111,10 +113,10 @@ def run_on_farm(
         return
     if shared is not None:
         url = str(shared.conf.result_backend)
-        preflight_fleet(shared, settings, store, outgoing.engines, console)
+        slots = preflight_fleet(shared, settings, store, outgoing.engines, console)
         if before_dispatch is not None:
             before_dispatch(url)
-        _drive(shared, settings, store, run_id, outgoing, console, verbose)
+        _drive(shared, settings, store, run_id, outgoing, console, verbose, slots)
         if after_landing is not None:
             after_landing(url)
         return
@@ -127,7 +129,7 @@ def run_on_farm(
             before_dispatch(farm.url)
         app = make_app(settings, broker_url=farm.url)
         local = ([farm.node], farm.alive, farm.revive)
-        _drive(app, settings, store, run_id, outgoing, console, verbose, *local)
+        _drive(app, settings, store, run_id, outgoing, console, verbose, workers, *local)
         if not farm.alive():
             console.print(
                 f"[red]the local worker stopped[/]; its last words:\n{tail(farm.worker_log)}"
@@ -144,6 +146,7 @@ def _drive(
     outgoing: Outgoing,
     console: Console,
     verbose: bool,
+    slots: int,
     nodes: list[str] | None = None,
     alive: Callable[[], bool] | None = None,
     revive: Callable[[], bool] | None = None,
@@ -183,7 +186,8 @@ def _drive(
         nodes=nodes,
         alive=alive,
     )
-    window, size = settings.dispatch_window, chord_size(settings.dispatch_window)
+    window = fleet_window(settings.dispatch_window, slots)
+    size = chord_size(window)
 
     def room() -> bool:
         """Whether a chord more fits the window, by count and by the bytes in flight."""

@@ -43,6 +43,8 @@ class Verdict(BaseModel):
 
     store: str
     holds_run: bool = False
+    slots: int = 0
+    """Cases the worker runs at once (its pool's processes or threads)."""
     error: str | None = None
     fix: str = ""
     exit_code: int = UsageError.exit_code
@@ -81,9 +83,11 @@ def verdict(run_id: str, engine: str) -> Verdict:
 @control_command(  # type: ignore[untyped-decorator]  # celery ships no type hints
     args=[("run_id", str), ("engine", str)], signature="<run_id> <engine>"
 )
-def memeval_preflight(_state: Any, run_id: str, engine: str) -> dict[str, Any]:
+def memeval_preflight(state: Any, run_id: str, engine: str) -> dict[str, Any]:
     """Answered by each worker's main process, with that worker's environment and store."""
-    return verdict(run_id, engine).model_dump()
+    answer = verdict(run_id, engine)
+    answer.slots = int(getattr(state.consumer.pool, "num_processes", 0) or 0)
+    return answer.model_dump()
 
 
 def check_fleet(
@@ -94,8 +98,9 @@ def check_fleet(
     *,
     timeout: float,
     say: Callable[[str], None],
-) -> None:
-    """Ask every live worker; raise the first problem any of them reports."""
+) -> int:
+    """Ask every live worker; raise the first problem any of them reports. Returns how many
+    cases the workers that answered run at once, all told (0 when none answered)."""
     try:
         nodes = sorted(node for reply in app.control.ping(timeout=PING_TIMEOUT_S) for node in reply)
         if not nodes:
@@ -103,7 +108,7 @@ def check_fleet(
                 "[yellow]no worker is up yet[/]: nobody can check the engine's key and the "
                 "workers' store before the cases are queued"
             )
-            return
+            return 0
         replies = app.control.broadcast(
             CONTROL,
             arguments={"run_id": run_id, "engine": engine},
@@ -113,7 +118,7 @@ def check_fleet(
             limit=len(nodes),
         )
     except BROKER_FAULTS:
-        return  # the wait rides out the broker; the check is a courtesy on top
+        return 0  # the wait rides out the broker; the check is a courtesy on top
     verdicts = _read(replies or [])
     mine = store.url.render_as_string(hide_password=True)
     for node, answer in verdicts.items():
@@ -131,6 +136,7 @@ def check_fleet(
     silent = [node for node in nodes if node not in verdicts]
     if silent:
         say(f"[yellow]{len(silent)} workers did not answer the check in {timeout:g}s[/]")
+    return sum(answer.slots for answer in verdicts.values())
 
 
 def _read(replies: list[dict[str, Any]]) -> dict[str, Verdict]:

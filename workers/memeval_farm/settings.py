@@ -67,8 +67,9 @@ class FarmSettings(BaseSettings):
         ge=1,
         description="Cases a waiting `memeval run` keeps queued or running at once, read from "
         "the suite as earlier ones land: what bounds the memory of the dispatcher and the "
-        "broker whatever the suite's size. Set it above the fleet's concurrency (pods x "
-        "threads), or workers wait for cases.",
+        "broker whatever the suite's size. A run raises it to twice the cases its workers "
+        "run at once (the embedded farm's, or those of the fleet's workers that answer the "
+        "check before dispatch); set it above that for a fleet that grows during the run.",
     )
     dispatch_window_mb: int = Field(
         default=128,
