@@ -1,7 +1,7 @@
 """graphiti's full-text search on Kuzu reads a question's words as words: Kuzu 0.11 takes `*`
 and `?` as wildcards, so the last word of "Where is the ...?" became a pattern that missed its
-own term, and sent the query down Kuzu's pattern path, which raised `unordered_map::at` and
-then segfaulted on LoCoMo's development split."""
+own term, and sent the query down Kuzu's pattern path, which fails at random with
+`unordered_map::at` (the error seen before the segfault on LoCoMo's development split)."""
 
 from __future__ import annotations
 

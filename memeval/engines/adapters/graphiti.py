@@ -23,13 +23,13 @@ it has no `_database` (graphiti reads it to scope a request; Kuzu has one databa
 value serves), and its `build_indices_and_constraints` does nothing, so the full-text indexes
 are created through the driver's own maintenance operations.
 
-Kuzu 0.11's full-text query reads `*` and `?` as wildcards, so a question ("What did Nate
-win?") had its last word turned into a pattern (`win.`, four letters) that rarely matches its
-own term, and took Kuzu's pattern path, which scans every term on the database's threads
-into one unsynchronised map: `unordered_map::at` and then a segfault inside
-`QUERY_FTS_INDEX` on LoCoMo's conv-42 (graphiti's own searches while writing, on facts that
-are sentences of turns, take it too). Every full-text query leaves through the driver here
-with those two characters as spaces (`fts_text`): graphiti passes the text as is.
+Kuzu 0.11's full-text query reads `*` and `?` as wildcards, and graphiti passes the text as it
+is, so a question ("What did Nate win?") had its last word turned into a pattern (`win.`, one
+letter longer) that never matched its own term, and took Kuzu's pattern path, which fails at
+random (`unordered_map::at` from `QUERY_FTS_INDEX`, the error that preceded the segfault on
+LoCoMo's conv-42; graphiti's own searches while writing, on facts holding a `?`, take it too).
+Every full-text query leaves through the driver here with those two characters as spaces
+(`fts_text`).
 
 Why a database a tenant, not one shared by group: Kuzu's full-text indexes keep the entries of
 deleted rows (a forgotten tenant's stale entries crowded a later tenant's episodes out of
