@@ -44,6 +44,12 @@ class Tally:
         self.contained: list[float] = []
         self.f1: list[float] = []
 
+    def merge(self, other: Tally) -> None:
+        self.recall += other.recall
+        self.mrr += other.mrr
+        self.contained += other.contained
+        self.f1 += other.f1
+
     def line(self, name: str) -> str:
         def mean(xs: list[float]) -> str:
             return f"{100 * statistics.fmean(xs):5.1f}" if xs else "    -"

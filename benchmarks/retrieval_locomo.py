@@ -7,7 +7,11 @@ mem0-oss,graphiti] [--only conv-26]` (PATH defaults to the development split bes
 repository). Engines that call a model service (`mem0-oss`, `graphiti`) get `memeval models
 serve` started in this process unless `--model-url` names one. Each engine is scored as
 `benchmarks/locomo_recall.py` scores it (every conversation written session by session, every
-question asked as a probe), and its wall time and this process's CPU time are printed.
+question asked as a probe): each conversation's tally is printed as it finishes, then the sums
+by category, the wall time and the CPU time of this process and its children. `--isolate`
+(the default for graphiti) runs each conversation in a process of its own, so a native crash
+loses one conversation, reported with its exit signal and run once more
+(`benchmarks/locomo_runs.py`).
 
 `--embed-only` measures the embedder alone: load time, then every turn and question of the
 file embedded through the on-disk cache (run it twice: the second run embeds nothing);
@@ -17,22 +21,28 @@ file embedded through the on-disk cache (run it twice: the second run embeds not
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
+import sys
 import time
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
-from benchmarks.locomo_recall import DEFAULT, Tally, measure
+from benchmarks.locomo_recall import DEFAULT
+from benchmarks.locomo_runs import score
 from memeval import embeddings
-from memeval.engines.registry import create, models_of
+from memeval.errors import MemevalError
 from memeval.importers import locomo
-from memeval.importers.locomo import Category, Conversation
+from memeval.importers.locomo import Conversation
 from memeval.importers.pinning import check_pins
 
 ENGINES = "reference,bm25,dense,hybrid,mem0-oss,graphiti"
 SERVED = ("mem0-oss", "graphiti")
+ISOLATED = ("graphiti",)  # Kuzu 0.11 has crashed the process inside its full-text index
+
+
+def base(name: str) -> str:
+    return name.split("?")[0]
 
 
 def texts_of(conversations: list[Conversation]) -> list[str]:
@@ -66,27 +76,35 @@ def model_service(url: str | None, needed: bool) -> Iterator[str | None]:
 
 
 def reference_of(name: str, url: str | None) -> str:
-    if name.split("?")[0] not in SERVED or url is None:
+    if base(name) not in SERVED or url is None:
         return name
     return f"{name}{'&' if '?' in name else '?'}url={url}"
 
 
-async def score(name: str, conversations: list[Conversation]) -> None:
-    engine = create(name)
-    tallies: dict[str, Tally] = defaultdict(Tally)
-    wall, cpu = time.perf_counter(), time.process_time()
+def read(path: Path, only: str) -> list[Conversation]:
+    """The file's conversations (those `only` names, if given); a file that cannot be read
+    ends the run with one line naming it and the fix."""
+    fix = "give the path of locomo-dev5.json or locomo10.json as PATH"
     try:
-        for conv in conversations:
-            await measure(engine, conv, tallies)
-    finally:
-        await engine.close()
-    print(f"== {name.split('?url=')[0].split('&url=')[0]}")
-    for model in models_of(name):
-        print(f"  {model}")
-    for key in ["overall", *(c.tag for c in Category)]:
-        if key in tallies:
-            print("  " + tallies[key].line(key))
-    print(f"  wall {time.perf_counter() - wall:.1f} s, CPU {time.process_time() - cpu:.1f} s")
+        warning = check_pins(path, locomo.PINS)
+        conversations = locomo.read(path)
+    except OSError as exc:
+        usage_error(f"cannot read the LoCoMo file {path}: {exc.strerror}", fix)
+    except MemevalError as exc:
+        usage_error(f"{path}: {exc.message}", exc.fix or fix)
+    if warning:
+        print(f"warning: {warning}")
+    if only:
+        keep = set(only.split(","))
+        if unknown := keep - {c.id for c in conversations}:
+            usage_error(f"{path} has no {', '.join(sorted(unknown))}", "name its sample ids")
+        conversations = [c for c in conversations if c.id in keep]
+    return conversations
+
+
+def usage_error(message: str, fix: str) -> NoReturn:
+    print(f"error: {message}; fix: {fix}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def main() -> None:
@@ -102,22 +120,26 @@ def main() -> None:
         choices=embeddings.NAMES,
         help="with --embed-only: the embedder to time",
     )
+    parser.add_argument(
+        "--isolate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"each conversation in a process of its own (default: for {', '.join(ISOLATED)})",
+    )
     args = parser.parse_args()
-    warning = check_pins(args.path, locomo.PINS)
-    if warning:
-        print(f"warning: {warning}")
-    conversations = locomo.read(args.path)
-    if args.only:
-        keep = set(args.only.split(","))
-        conversations = [c for c in conversations if c.id in keep]
+    conversations = read(args.path, args.only)
     if args.embed_only:
         embed_only(conversations, args.embedder)
         return
     names = args.engines.split(",")
-    needed = any(n.split("?")[0] in SERVED for n in names)
+    needed = any(base(n) in SERVED for n in names)
+    crashed = False
     with model_service(args.model_url, needed) as url:
         for name in names:
-            asyncio.run(score(reference_of(name, url), conversations))
+            isolate = args.isolate if args.isolate is not None else base(name) in ISOLATED
+            crashed |= bool(score(reference_of(name, url), conversations, isolate))
+    if crashed:  # the sums printed leave those conversations out
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,14 @@ it has no `_database` (graphiti reads it to scope a request; Kuzu has one databa
 value serves), and its `build_indices_and_constraints` does nothing, so the full-text indexes
 are created through the driver's own maintenance operations.
 
+Kuzu 0.11's full-text query reads `*` and `?` as wildcards, and graphiti passes the text as it
+is, so a question ("What did Nate win?") had its last word turned into a pattern (`win.`, one
+letter longer) that never matched its own term, and took Kuzu's pattern path, which fails at
+random (`unordered_map::at` from `QUERY_FTS_INDEX`, the error that preceded the segfault on
+LoCoMo's conv-42; graphiti's own searches while writing, on facts holding a `?`, take it too).
+Every full-text query leaves through the driver here with those two characters as spaces
+(`fts_text`).
+
 Why a database a tenant, not one shared by group: Kuzu's full-text indexes keep the entries of
 deleted rows (a forgotten tenant's stale entries crowded a later tenant's episodes out of
 graphiti's top matches), and rebuilding the indexes after a delete, the way around that, broke
@@ -42,6 +50,7 @@ import asyncio
 import os
 import shutil
 from datetime import UTC, datetime
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +80,7 @@ from memeval.models.local import (
 
 if TYPE_CHECKING:
     from graphiti_core import Graphiti
+    from graphiti_core.driver.kuzu_driver import KuzuDriver
     from graphiti_core.search.search_config import SearchResults
     from graphiti_core.search.search_filters import SearchFilters
 
@@ -143,7 +153,6 @@ class GraphitiEngine(SearchPacks):
         _import_graphiti()
         from graphiti_core import Graphiti
         from graphiti_core.cross_encoder.openai_reranker_client import OpenAIRerankerClient
-        from graphiti_core.driver.kuzu_driver import KuzuDriver
         from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
         from graphiti_core.llm_client.config import LLMConfig
         from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
@@ -153,7 +162,7 @@ class GraphitiEngine(SearchPacks):
             self.folder = store_folder(self.name, s.store_dir)
         place = self.folder / group_id(tenant)
         place.mkdir(exist_ok=True)
-        driver = await asyncio.to_thread(KuzuDriver, db=str(place / "graph.kuzu"))
+        driver = await asyncio.to_thread(_driver_class(), db=str(place / "graph.kuzu"))
         driver._database = ""  # one database per Kuzu folder: any name scopes every request
         llm = LLMConfig(api_key=s.key, base_url=s.url, model=s.llm_model, small_model=s.small_model)
         embedder = OpenAIEmbedderConfig(
@@ -337,6 +346,30 @@ class GraphitiEngine(SearchPacks):
             return nodes
 
         return sorted(e.uuid for e in await self._call(tenant, episodes))
+
+
+WILDCARDS = str.maketrans("*?", "  ")
+
+
+def fts_text(text: str) -> str:
+    """Text for Kuzu's full-text query with its wildcards (`*`, `?`) as spaces: its tokenizer
+    drops other punctuation the same way, so the words are the ones the text holds."""
+    return text.translate(WILDCARDS)
+
+
+@cache
+def _driver_class() -> type[KuzuDriver]:
+    """graphiti's Kuzu driver, with every full-text query's text through `fts_text` (each
+    passes it as `$query`)."""
+    from graphiti_core.driver.kuzu_driver import KuzuDriver
+
+    class Driver(KuzuDriver):
+        async def execute_query(self, cypher_query_: str, **kwargs: Any) -> Any:
+            if "QUERY_FTS_INDEX" in cypher_query_ and isinstance(kwargs.get("query"), str):
+                kwargs["query"] = fts_text(kwargs["query"])
+            return await super().execute_query(cypher_query_, **kwargs)
+
+    return Driver
 
 
 def group_id(tenant: str) -> str:
