@@ -21,20 +21,53 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import time
 from collections import defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import NoReturn
 
 from memeval.engines.base import Engine
 from memeval.engines.registry import create
 from memeval.engines.types import Turn, TurnContext
+from memeval.errors import MemevalError
 from memeval.importers import locomo
 from memeval.importers.locomo import Category, Conversation
 from memeval.importers.pinning import check_pins
 from memeval.scoring.pack import contains, extractive_answer, token_f1, units
 
+# beside the main checkout: a git worktree's lands where there is none, hence `read`'s message
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/benchmarks/locomo/locomo-dev5.json"
+FIX = "give the path of locomo-dev5.json or locomo10.json as the first argument"
+
+
+def usage_error(message: str, fix: str) -> NoReturn:
+    print(f"error: {message}; fix: {fix}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def read(given: Path | None, only: str) -> list[Conversation]:
+    """The conversations of the file given, else of DEFAULT (those `only` names, if given); a
+    file that cannot be read ends the run with one line naming it and the fix."""
+    path = given or DEFAULT
+    if given is None and not path.exists():
+        usage_error(f"no LoCoMo file given and the default {path} does not exist", FIX)
+    try:
+        warning = check_pins(path, locomo.PINS)
+        conversations = locomo.read(path)
+    except OSError as exc:
+        usage_error(f"cannot read the LoCoMo file {path}: {exc.strerror}", FIX)
+    except MemevalError as exc:
+        usage_error(f"{path}: {exc.message}", exc.fix or FIX)
+    if warning:
+        print(f"warning: {warning}")
+    if only:
+        keep = set(only.split(","))
+        if unknown := keep - {c.id for c in conversations}:
+            usage_error(f"{path} has no {', '.join(sorted(unknown))}", "name its sample ids")
+        conversations = [c for c in conversations if c.id in keep]
+    return conversations
 
 
 class Tally:
@@ -123,17 +156,11 @@ async def measure(
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT)
+    parser.add_argument("path", nargs="?", type=Path)
     parser.add_argument("--engines", default="reference,bm25,naive")
     parser.add_argument("--only", default="", help="comma-separated sample ids")
     args = parser.parse_args()
-    warning = check_pins(args.path, locomo.PINS)
-    if warning:
-        print(f"warning: {warning}")
-    conversations = locomo.read(args.path)
-    if args.only:
-        keep = set(args.only.split(","))
-        conversations = [c for c in conversations if c.id in keep]
+    conversations = read(args.path, args.only)
     order = ["overall", *(c.tag for c in Category)]
     for name in args.engines.split(","):
         engine = create(name)

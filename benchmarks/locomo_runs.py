@@ -4,7 +4,9 @@ With `isolate`, each conversation runs in a child process of its own (spawned, s
 no native state with this one): an engine whose native library crashes (graphiti's Kuzu 0.11
 has segfaulted inside its full-text index) loses that conversation, not the run. A child that
 dies is reported with its conversation and exit signal, run once more, and left out of the
-sums if it dies again; the conversations that finished are summed as usual.
+sums if it dies again; the conversations that finished are summed as usual. Each child gets a
+temporary folder of its own (TMPDIR), removed when it ends, so a crash leaves no store behind.
+Ctrl-C stops the child and ends the run with one line naming the conversations that finished.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import os
 import resource
+import shutil
 import signal
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -39,7 +44,10 @@ async def _conversation(name: str, conv: Conversation) -> Tallies:
     return dict(tallies)
 
 
-def _child(name: str, conv: Conversation, out: Connection) -> None:
+def _child(name: str, conv: Conversation, out: Connection, tmp: str) -> None:
+    """Ctrl-C reaches the whole process group, this child too: it keeps the SIGINT its parent
+    held while starting it blocked, so the parent alone handles it, stopping this process."""
+    os.environ["TMPDIR"] = tempfile.tempdir = tmp
     out.send(asyncio.run(_conversation(name, conv)))
     out.close()
 
@@ -58,13 +66,24 @@ def in_child(name: str, conv: Conversation) -> Tallies | str:
     """The conversation's tallies, or why its process ended without them."""
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(name, conv, send), name=f"locomo-{conv.id}")
-    child.start()
-    send.close()  # the child holds the only writer: a child that dies leaves EOF here
     tallies: Tallies | None = None
-    with contextlib.suppress(EOFError):
-        tallies = receive.recv()
-    child.join()
+    # Ctrl-C is held until the folder and the child exist, so that it finds both to remove
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    tmp = tempfile.mkdtemp(prefix="memeval-locomo-")
+    child = context.Process(target=_child, args=(name, conv, send, tmp), name=f"locomo-{conv.id}")
+    try:
+        child.start()
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C held is raised here
+        send.close()  # the child holds the only writer: a child that dies leaves EOF here
+        with contextlib.suppress(EOFError):
+            tallies = receive.recv()
+        child.join()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if child.is_alive():  # interrupted
+            child.terminate()
+            child.join()
+        shutil.rmtree(tmp, ignore_errors=True)
     if child.exitcode != 0 or tallies is None:
         return exit_reason(child.exitcode)
     return tallies
@@ -102,17 +121,27 @@ def score(name: str, conversations: list[Conversation], isolate: bool) -> dict[s
     run = (lambda conv: isolated(name, conv)) if isolate else in_process(name)
     totals: Tallies = defaultdict(Tally)
     crashed: dict[str, str] = {}
+    finished: list[str] = []
     wall, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
-    for conv in conversations:
-        began = time.perf_counter()
-        result = run(conv)
-        if isinstance(result, str):
-            crashed[conv.id] = result
-            continue
-        for key, tally in result.items():
-            totals[key].merge(tally)
-        took = f"{conv.id} ({time.perf_counter() - began:.0f} s)"
-        print(f"  {took} " + result.get("overall", Tally()).line("overall"), flush=True)
+    try:
+        for conv in conversations:
+            began = time.perf_counter()
+            result = run(conv)
+            if isinstance(result, str):
+                crashed[conv.id] = result
+                continue
+            finished.append(conv.id)
+            for key, tally in result.items():
+                totals[key].merge(tally)
+            took = f"{conv.id} ({time.perf_counter() - began:.0f} s)"
+            print(f"  {took} " + result.get("overall", Tally()).line("overall"), flush=True)
+    except KeyboardInterrupt:
+        names = f" ({', '.join(finished)})" if finished else ""
+        print(
+            f"  interrupted: {len(finished)} of {len(conversations)} conversations finished{names}",
+            flush=True,
+        )
+        raise SystemExit(130) from None
     done = len(conversations) - len(crashed)
     print(f"  sums over {done} of {len(conversations)} conversations")
     for key in ORDER:

@@ -22,19 +22,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
 
-from benchmarks.locomo_recall import DEFAULT
+from benchmarks.locomo_recall import read
 from benchmarks.locomo_runs import score
 from memeval import embeddings
-from memeval.errors import MemevalError
-from memeval.importers import locomo
 from memeval.importers.locomo import Conversation
-from memeval.importers.pinning import check_pins
 
 ENGINES = "reference,bm25,dense,hybrid,mem0-oss,graphiti"
 SERVED = ("mem0-oss", "graphiti")
@@ -81,35 +76,9 @@ def reference_of(name: str, url: str | None) -> str:
     return f"{name}{'&' if '?' in name else '?'}url={url}"
 
 
-def read(path: Path, only: str) -> list[Conversation]:
-    """The file's conversations (those `only` names, if given); a file that cannot be read
-    ends the run with one line naming it and the fix."""
-    fix = "give the path of locomo-dev5.json or locomo10.json as PATH"
-    try:
-        warning = check_pins(path, locomo.PINS)
-        conversations = locomo.read(path)
-    except OSError as exc:
-        usage_error(f"cannot read the LoCoMo file {path}: {exc.strerror}", fix)
-    except MemevalError as exc:
-        usage_error(f"{path}: {exc.message}", exc.fix or fix)
-    if warning:
-        print(f"warning: {warning}")
-    if only:
-        keep = set(only.split(","))
-        if unknown := keep - {c.id for c in conversations}:
-            usage_error(f"{path} has no {', '.join(sorted(unknown))}", "name its sample ids")
-        conversations = [c for c in conversations if c.id in keep]
-    return conversations
-
-
-def usage_error(message: str, fix: str) -> NoReturn:
-    print(f"error: {message}; fix: {fix}", file=sys.stderr)
-    raise SystemExit(2)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT)
+    parser.add_argument("path", nargs="?", type=Path)
     parser.add_argument("--engines", default=ENGINES)
     parser.add_argument("--only", default="", help="comma-separated sample ids")
     parser.add_argument("--model-url", default=None, help="a running `memeval models serve`")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
+import signal
 import subprocess
 import sys
 from collections import defaultdict
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import locomo_recall, retrieval_locomo
 from benchmarks.locomo_recall import Tally, measure
 from memeval.engines.registry import create
 from memeval.importers import locomo
@@ -22,12 +24,24 @@ ROOT = Path(__file__).resolve().parents[2]
 CRASHING = "tests.benchmarks.crashing:CrashingEngine"
 
 
-def run(*args: str, crash_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
+def command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "benchmarks.retrieval_locomo", *args]
+
+
+def environment(crash_dir: Path | None, tmp: Path | None) -> dict[str, str]:
     env = {**os.environ, "LOCOMO_CRASH_DIR": str(crash_dir or ROOT)}
+    if tmp is not None:
+        env["TMPDIR"] = str(tmp)
+    return env
+
+
+def run(
+    *args: str, crash_dir: Path | None = None, tmp: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "benchmarks.retrieval_locomo", *args],
+        command(*args),
         cwd=ROOT,
-        env=env,
+        env=environment(crash_dir, tmp),
         capture_output=True,
         text=True,
         timeout=120,
@@ -94,6 +108,59 @@ def test_in_one_process_a_crash_takes_the_run_down(three: Path, tmp_path: Path):
     assert "sums over" not in done.stdout
 
 
+def test_a_crashed_child_leaves_nothing_in_the_temporary_folder(three: Path, tmp_path: Path):
+    crash, tmp = tmp_path / "crash", tmp_path / "tmp"
+    crash.mkdir()
+    tmp.mkdir()
+    (crash / "bench-conv-a.always").touch()
+    done = run(str(three), "--engines", CRASHING, "--isolate", crash_dir=crash, tmp=tmp)
+    assert done.returncode == 1, done.stderr
+    left = Path((crash / "bench-conv-a.left").read_text(encoding="utf-8"))
+    assert left.is_relative_to(tmp)  # the engine did write under the run's temporary folder
+    assert not left.parent.exists()
+    assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["to-the-parent", "to-the-group"])
+def test_ctrl_c_stops_the_children_and_keeps_what_finished(
+    three: Path, tmp_path: Path, group: bool
+):
+    """A terminal's Ctrl-C reaches the whole process group, the child too; `kill -INT` the
+    parent alone."""
+    crash, tmp = tmp_path / "crash", tmp_path / "tmp"
+    crash.mkdir()
+    tmp.mkdir()
+    (crash / "bench-conv-b.slow").touch()  # a minute asleep: the run is interrupted in it
+    child = subprocess.Popen(
+        command(str(three), "--engines", CRASHING, "--isolate"),
+        cwd=ROOT,
+        env=environment(crash, tmp),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=group,
+    )
+    assert child.stdout is not None
+    seen = []
+    for line in child.stdout:
+        seen.append(line.rstrip("\n"))
+        if line.startswith("  conv-a ("):
+            break
+    if group:
+        os.killpg(child.pid, signal.SIGINT)
+    else:
+        child.send_signal(signal.SIGINT)
+    # the slow child holds the same stdout: reaching its end in seconds means it was stopped
+    rest, err = child.communicate(timeout=30)
+    out = seen + rest.splitlines()
+    assert child.returncode == 130, err
+    assert err == ""
+    assert out[-1] == "  interrupted: 1 of 3 conversations finished (conv-a)"
+    assert any(line.startswith("  conv-a (") for line in out)
+    assert "sums over" not in rest
+    assert list(tmp.iterdir()) == []
+
+
 @pytest.mark.parametrize("name", ["missing.json", "not-json.json"])
 def test_a_file_it_cannot_read_is_one_line_naming_it(tmp_path: Path, name: str):
     path = tmp_path / name
@@ -110,3 +177,18 @@ def test_an_unknown_sample_id_is_named(three: Path):
     done = run(str(three), "--engines", "bm25", "--only", "conv-a,conv-z")
     assert done.returncode == 2
     assert done.stderr.strip() == f"error: {three} has no conv-z; fix: name its sample ids"
+
+
+def test_a_missing_default_file_says_which_and_how_to_give_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """In a git worktree the default, beside the checkout, does not exist."""
+    absent = tmp_path / "shared/benchmarks/locomo/locomo-dev5.json"
+    monkeypatch.setattr(locomo_recall, "DEFAULT", absent)
+    monkeypatch.setattr(sys, "argv", ["retrieval_locomo", "--engines", "bm25"])
+    with pytest.raises(SystemExit) as ended:
+        retrieval_locomo.main()
+    assert ended.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: ") and str(absent) in line
+    assert "as the first argument" in line
