@@ -39,7 +39,10 @@ def test_an_engine_that_indexes_in_the_background_shows_its_lag() -> None:
         late = run(scenario("lifecycle", "coding_session"), engine)
     [fast], [slow] = quick.lags, late.lags
     assert fast.ms is not None and fast.polls == 1
-    assert slow.ms is not None and slow.ms >= LateIndex.delay * 1000 and slow.polls > 1
+    # The engine starts its delay when the write reaches it, the lag runs from the ack that
+    # comes back after: on a loaded machine the reply's way back took 3.5 ms of the 500.
+    reply = max(t.ms for t in late.timings if t.call == "ingest")
+    assert slow.ms is not None and slow.ms + reply >= LateIndex.delay * 1000 and slow.polls > 1
     assert late.probes[0].hit, "once settled its packs are right: only the lag tells"
 
 
