@@ -4,6 +4,7 @@ dispatches and waits, or detaches and leaves the chord callback to close the run
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import uuid
@@ -49,6 +50,8 @@ def test_dispatch_only_run_detach_status_runs_and_flower(shared: Farm) -> None:
         detached = shared.run("run", "--detach", "--dimension", "multihop", "--label", "bg")
         assert detached.returncode == 0, detached.stdout + detached.stderr
         run_id = detached.stdout.split()[-1]
+        held = re.search(r"sent (\d+) cases: ([\d.]+) KB of case bodies wait", detached.stdout)
+        assert held and int(held[1]) > 1 and float(held[2]) > 0, detached.stdout
         # Nobody waits for this run: the chord callback itself must close it.
         wait_for(
             lambda: shared.rows("select status from runs where id = ?", run_id) == [("finished",)],
@@ -146,7 +149,7 @@ def test_a_redelivered_case_is_stored_once_and_the_chord_completes(
     ]
     store.create_run(run_id="dup", label="dup", engine=SLOW, suite="dimensions",
                      planned=[planned(j.case, j.trial) for j in jobs])  # fmt: skip
-    task_ids = dispatch(app, "dup", jobs)
+    task_ids = dispatch(app, "dup", jobs).task_ids
     broker = redis.Redis.from_url(redis_url)
     queue = settings.key_prefix + settings.queue
     messages = broker.lrange(queue, 0, -1)

@@ -24,7 +24,8 @@ from memeval_farm.settings import safe_url
 from memeval_farm.watchdog import Watchdog
 
 CONNECT_TIMEOUT = 5.0
-CHORD_BYTES = 16 * 1024 * 1024
+MB = 1024 * 1024
+CHORD_BYTES = 16 * MB
 """The case bodies one chord carries at most, as JSON (a chord of one case may exceed it)."""
 
 
@@ -142,13 +143,14 @@ def dispatch(
     *,
     prefix: str = "",
     batch: int | None = None,
-) -> dict[str, JobKey]:
+) -> Outbox:
     """Every case now, in chords of `batch` (all in one when None), for a dispatcher that
-    does not wait (`--detach`); returns the task ids."""
+    does not wait (`--detach`); returns the outbox, which holds the task ids and each case's
+    size."""
     outbox = Outbox(app, run_id, jobs, prefix=prefix)
     while outbox.more:
         outbox.send(batch or sys.maxsize)
-    return outbox.task_ids
+    return outbox
 
 
 def fleet_window(configured: int, slots: int) -> int:

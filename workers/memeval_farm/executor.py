@@ -7,6 +7,8 @@ farm and turns the farm's own way of stopping (a broker that stays away) into a 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from celery import Celery
 from rich.console import Console
 
@@ -15,7 +17,8 @@ from memeval.evaluation.execution import Execution
 from memeval.evaluation.outcome import RunStopped, Stop
 from memeval.evaluation.planning import PlannedRun
 from memeval.store import Store
-from memeval_farm.dispatch import chord_size, dispatch
+from memeval.summary import plural
+from memeval_farm.dispatch import MB, chord_size, dispatch
 from memeval_farm.farm import connect, preflight_fleet, run_on_farm
 from memeval_farm.redis_state import redis_opener
 from memeval_farm.settings import FarmSettings
@@ -61,10 +64,28 @@ class FarmExecutor:
         if planned.todo:
             engines = {planned.run_id: planned.engine}
             preflight_fleet(self.shared, self.settings, store, engines, console)
-            dispatch(
+            sent = dispatch(
                 self.shared,
                 planned.run_id,
                 planned.jobs(),
                 prefix=self.settings.key_prefix,
                 batch=chord_size(self.settings.dispatch_window),
             )
+            console.print(held_by_broker(sent.sizes.values(), self.settings), highlight=False)
+
+
+def held_by_broker(sizes: Iterable[int], settings: FarmSettings) -> str:
+    """What a detached dispatch leaves in the broker: every case it sent, until a worker takes
+    it. A waiting run keeps `MEMEVAL_DISPATCH_WINDOW_MB` there at most; a detached one on a
+    LongMemEval-M file would leave about 3 GB (4 GB base64-encoded in Redis)."""
+    sent = list(sizes)
+    held = sum(sent)
+    shown = f"{held / MB:.1f} MB" if held >= MB else f"{held / 1024:.1f} KB"
+    line = f"sent {plural(len(sent), 'case')}: {shown} of case bodies wait in the broker"
+    if held <= settings.dispatch_window_mb * MB:
+        return f"[dim]{line}[/]"
+    return (
+        f"[yellow]{line}[/], more than the {settings.dispatch_window_mb} MB a waiting run keeps "
+        "there (MEMEVAL_DISPATCH_WINDOW_MB): give the broker the memory, or run without "
+        "--detach"
+    )

@@ -36,14 +36,12 @@ from memeval.summary import case_line, plural
 from memeval_farm import metrics
 from memeval_farm.broker import BROKER_FAULTS, Outage, identify, persistence_warning, quietly
 from memeval_farm.config import make_app
-from memeval_farm.dispatch import Outbox, check_broker, chord_size, fleet_window, revoke, wait
+from memeval_farm.dispatch import MB, Outbox, check_broker, chord_size, fleet_window, revoke, wait
 from memeval_farm.embedded import EmbeddedFarm, tail
 from memeval_farm.preflight import check_fleet
 from memeval_farm.progress import Activity, CaseState, Landings
 from memeval_farm.settings import FarmSettings, safe_url
 from memeval_farm.watchdog import Watchdog
-
-MB = 1024 * 1024
 
 
 def connect(settings: FarmSettings) -> Celery | None:
