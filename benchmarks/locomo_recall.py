@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import NoReturn
@@ -68,6 +69,16 @@ def read(given: Path | None, only: str) -> list[Conversation]:
             usage_error(f"{path} has no {', '.join(sorted(unknown))}", "name its sample ids")
         conversations = [c for c in conversations if c.id in keep]
     return conversations
+
+
+ORDER = ["overall", *(c.tag for c in Category)]
+
+
+def print_tallies(tallies: Mapping[str, Tally]) -> None:
+    """Overall first, then each category the conversations held."""
+    for key in ORDER:
+        if key in tallies:
+            print("  " + tallies[key].line(key))
 
 
 class Tally:
@@ -161,7 +172,6 @@ async def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated sample ids")
     args = parser.parse_args()
     conversations = read(args.path, args.only)
-    order = ["overall", *(c.tag for c in Category)]
     for name in args.engines.split(","):
         engine = create(name)
         tallies: dict[str, Tally] = defaultdict(Tally)
@@ -172,9 +182,7 @@ async def main() -> None:
             writes.append(wrote)
             latencies.extend(lat)
         print(f"== {name}")
-        for key in order:
-            if key in tallies:
-                print("  " + tallies[key].line(key))
+        print_tallies(tallies)
         q = statistics.quantiles(latencies, n=20)
         print(
             f"  CPU: write per conversation mean {statistics.fmean(writes):.2f} s, "

@@ -24,12 +24,11 @@ from collections import defaultdict
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 
-from benchmarks.locomo_recall import Tally, measure
+from benchmarks.locomo_recall import Tally, measure, print_tallies
 from memeval.engines.registry import create, models_of
-from memeval.importers.locomo import Category, Conversation
+from memeval.importers.locomo import Conversation
 
 Tallies = dict[str, Tally]
-ORDER = ["overall", *(c.tag for c in Category)]
 TRIES = 2  # a crashed conversation is run once more
 
 
@@ -144,9 +143,7 @@ def score(name: str, conversations: list[Conversation], isolate: bool) -> dict[s
         raise SystemExit(130) from None
     done = len(conversations) - len(crashed)
     print(f"  sums over {done} of {len(conversations)} conversations")
-    for key in ORDER:
-        if key in totals:
-            print("  " + totals[key].line(key))
+    print_tallies(totals)
     for conv_id, reason in crashed.items():
         print(f"  crashed: {conv_id} ({reason}), not counted")
     spent = time.process_time() - cpu + _children_cpu() - children
