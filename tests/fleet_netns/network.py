@@ -4,7 +4,9 @@ One namespace (`svc`) holds Redis, a private PostgreSQL and the engine (`memeval
 listening on its own loopback only; the dispatcher and every worker get a namespace of their
 own, linked to `svc` by a veth pair, and reach the services through `tests.fleet_netns.proxy`,
 which runs in `svc` on that link's address and adds the link's latency and jitter. Cutting a
-link is `ip link set ... down` on the host's end: its traffic is dropped, not refused.
+link is `ip link set ... down` on the host's end: its traffic is dropped, not refused. Taking
+a link down also deletes the routes through it, so mending it puts the host's route back: a
+link brought up without it would leave the host able to hear but never to answer.
 
 Addresses are 198.18.0.0/15's (RFC 2544's benchmarking range) and exist only inside these
 namespaces: link k is 198.18.k.0/24, `svc` at .1, the host at .2; the proxy listens on
@@ -131,7 +133,7 @@ class Fleet:
             ip("-n", host, "addr", "add", f"198.18.{k}.2/24", "dev", veth)
             ip("-n", self.svc, "link", "set", near, "up")
             ip("-n", host, "link", "set", veth, "up")
-            ip("-n", host, "route", "add", f"{SERVICE}/32", "via", f"198.18.{k}.1")
+            self._route(host)
         ip("-n", self.svc, "addr", "add", f"{SERVICE}/32", "dev", "lo")
 
     def spawn(
@@ -235,6 +237,12 @@ class Fleet:
 
     def mend(self, host: str) -> None:
         ip("-n", host, "link", "set", self.veth(host), "up")
+        self._route(host)
+
+    def _route(self, host: str) -> None:
+        """The host's way to `SERVICE`, through its link."""
+        via = f"198.18.{self.link(host)}.1"
+        ip("-n", host, "route", "replace", f"{SERVICE}/32", "via", via, "dev", self.veth(host))
 
     def close(self) -> None:
         for proc in reversed(self.procs):

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from benchmarks import locomo_shaped
-from tests.fleet_netns.network import Fleet, why_not
+from tests.fleet_netns.network import REDIS_PORT, SERVICE, Fleet, why_not
 
 CASES = 12
 ENGINE_LATENCY_MS = 100  # 60 calls a case: about 6 s each
@@ -103,6 +103,8 @@ def test_a_fleet_across_namespaces_matches_embedded_and_survives_a_cut_link(
         cut_at = time.monotonic()
         time.sleep(CUT_S)
         net.mend(workers[0])
+        back = net.run(workers[0], ["redis-cli", "-h", SERVICE, "-p", str(REDIS_PORT), "ping"])
+        assert back.stdout.strip() == "PONG", f"the mended link does not reach Redis: {back}"
         finish(net, cut, "cut-run")
         took = time.monotonic() - cut_at
         assert scores(tmp_path / "cut.json") == expected
