@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import itertools
 import multiprocessing
 import time
+from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
 from memeval.errors import UsageError
 from memeval.llm.rates import Rate, RateKind, parse_rate, parse_rates
@@ -122,6 +125,55 @@ def test_a_429_pauses_everyone_for_retry_after(redis_url, tag):
         await redis.aclose()
 
     asyncio.run(go())
+
+
+class CountingRedis(Redis):
+    """The real Redis, every command counted on the way."""
+
+    commands = 0
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.commands += 1
+        return await super().execute_command(*args, **options)
+
+
+def test_a_crowd_queues_for_slots_instead_of_asking_again_for_each(redis_url, tag):
+    """Waiters told to ask again all woke for every freed slot: each admission cost Redis
+    a call from every waiter still in the crowd."""
+    crowd = 40
+
+    async def go() -> tuple[list[float], int]:
+        redis = CountingRedis.from_url(redis_url)
+        limiter = Limiter(redis)
+        rate = Rate(kind=RateKind.engine, count=100, period_s=1.0, burst=1)
+        asking = (limiter.acquire(rate, f"crowd-{tag}") for _ in range(crowd))
+        grants = await asyncio.gather(*asking)
+        await redis.aclose()
+        return sorted(grants), redis.commands
+
+    grants, commands = asyncio.run(go())
+    gaps = [later - earlier for earlier, later in itertools.pairwise(grants)]
+    assert min(gaps) >= 0.01 - 1e-6, "two callers were given slots closer than the rate allows"
+    # One reservation each, and one look at the pause count by each caller that waited.
+    assert commands <= 2 * crowd + 5, f"{commands} Redis commands for {crowd} admissions"
+
+
+def test_a_pause_while_a_caller_waits_for_its_slot_moves_it_past_the_pause(redis_url, tag):
+    async def go() -> tuple[float, float]:
+        redis = await connect_redis(redis_url)
+        limiter = Limiter(redis)
+        rate = Rate(kind=RateKind.engine, count=5, period_s=1.0, burst=1)
+        name = f"paused-{tag}"
+        first = await limiter.acquire(rate, name)
+        waiting = asyncio.create_task(limiter.acquire(rate, name))  # its slot: 200 ms on
+        await asyncio.sleep(0.05)
+        await limiter.pause(rate, name, 0.5)
+        granted = await waiting
+        await redis.aclose()
+        return first, granted
+
+    first, granted = asyncio.run(go())
+    assert granted - first >= 0.5, f"granted {granted - first:.3f} s after, inside the pause"
 
 
 def test_throttled_engine_passes_calls_through_the_limiter(redis_url, tag):

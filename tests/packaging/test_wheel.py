@@ -36,7 +36,9 @@ def test_every_top_level_name_in_the_wheel_is_memevals(wheel: Path) -> None:
         names = set(archive.namelist())
     for package in ("memeval/engines", "memeval/scoring", "memeval_farm"):
         assert f"{package}/__init__.py" in names, f"{package} would be a namespace package"
-    assert "memeval_farm/lua/gcra.lua" in names
+    lua = Path(__file__).resolve().parents[2] / "workers" / "memeval_farm" / "lua"
+    for script in sorted(lua.glob("*.lua")):
+        assert f"memeval_farm/lua/{script.name}" in names, f"{script.name} is not shipped"
     assert any(name.startswith("memeval/fixtures/lifecycle/") for name in names)
 
 

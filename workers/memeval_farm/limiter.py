@@ -30,10 +30,14 @@ class Limiter:
         self.redis = redis
         self.prefix = prefix
         self._admit = redis.register_script((LUA / "gcra.lua").read_text())
+        self._reserve = redis.register_script((LUA / "gcra_reserve.lua").read_text())
         self._pause = redis.register_script((LUA / "gcra_pause.lua").read_text())
 
     def key(self, rate: Rate, name: str) -> str:
         return f"{self.prefix}rate:{rate.kind.value}:{name}"
+
+    def _pauses(self, rate: Rate, name: str) -> str:
+        return f"{self.key(rate, name)}:pauses"
 
     async def try_acquire(self, rate: Rate, name: str) -> tuple[bool, float, float]:
         """(admitted, seconds to wait, Redis time of the decision in seconds)."""
@@ -43,20 +47,29 @@ class Limiter:
         return bool(allowed), int(wait_us) / 1e6, int(now_us) / 1e6
 
     async def acquire(self, rate: Rate, name: str) -> float:
-        """Wait for admission; returns the Redis time at which it was granted."""
+        """Wait for admission; returns the Redis time of the slot granted. Each caller takes
+        the next free slot and sleeps until it: asking again when told to wait woke every
+        waiter for each slot that freed, and 64 cases at 300/s cost the workers 18.5 s of
+        CPU in 13 s. A 429 pause while a caller sleeps sends it back for a slot after it."""
         start = time.perf_counter()
+        keys = [self.key(rate, name), self._pauses(rate, name)]
         while True:
-            allowed, wait_s, now_s = await self.try_acquire(rate, name)
-            if allowed:
-                metrics.limiter_waited(rate.kind.value, time.perf_counter() - start)
-                return now_s
-            await asyncio.sleep(wait_s)
+            wait_us, now_us, pauses = await self._reserve(
+                keys=keys, args=[rate.interval_us, rate.burst]
+            )
+            if wait_us > 0:
+                await asyncio.sleep(int(wait_us) / 1e6)
+                if int(await self.redis.get(keys[1]) or 0) != int(pauses):
+                    continue
+            metrics.limiter_waited(rate.kind.value, time.perf_counter() - start)
+            return (int(now_us) + int(wait_us)) / 1e6
 
     async def pause(self, rate: Rate, name: str, seconds: float) -> float:
         """The service said 429: hold everyone on this key for `seconds` (its Retry-After, at
         most `MAX_PAUSE_S`); returns how long the key is now held, a longer earlier hold kept."""
         held_us = int(min(max(seconds, 0.0), MAX_PAUSE_S) * 1e6)
         waited_us = await self._pause(
-            keys=[self.key(rate, name)], args=[held_us, rate.interval_us, rate.burst]
+            keys=[self.key(rate, name), self._pauses(rate, name)],
+            args=[held_us, rate.interval_us, rate.burst],
         )
         return int(waited_us) / 1e6

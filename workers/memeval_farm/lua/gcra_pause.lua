@@ -1,5 +1,7 @@
 -- A 429 from the service: nobody sharing this key may pass for ARGV[1] microseconds.
 -- KEYS[1]  the limiter key; ARGV[2] emission interval (us); ARGV[3] burst.
+-- KEYS[2]  the key's pause count, which callers holding a reserved slot read again before
+--          they use it (gcra_reserve.lua): a slot taken before this pause is taken again.
 -- Pushes the TAT so that the next admission is at now + pause, and the burst starts empty;
 -- an earlier, longer pause is never shortened.
 redis.replicate_commands()
@@ -9,6 +11,8 @@ local pause = tonumber(ARGV[1])
 local tau = tonumber(ARGV[2]) * (tonumber(ARGV[3]) - 1)
 local target = now + pause + tau
 local tat = tonumber(redis.call('GET', KEYS[1])) or now
+redis.call('INCR', KEYS[2])
+redis.call('PEXPIRE', KEYS[2], 86400000)
 if tat < target then
   redis.call('SET', KEYS[1], string.format('%d', target), 'PX',
     math.ceil((target - now) / 1000) + 1000)
