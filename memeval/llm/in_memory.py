@@ -27,38 +27,40 @@ SAMPLES = 500
 
 
 class MemoryLimiter:
-    """GCRA per (kind, name) on this process's monotonic clock."""
+    """GCRA per (kind, name) on this process's monotonic clock. A caller takes the next free
+    slot and sleeps until it, as the farm's limiter does (`memeval_farm.limiter`), so waiters
+    queue instead of all waking for each slot."""
 
     def __init__(self) -> None:
         self._tat: dict[str, float] = {}  # key -> theoretical arrival time, seconds
+        self._pauses: dict[str, int] = {}  # key -> pauses so far
 
     @staticmethod
     def key(rate: Rate, name: str) -> str:
         return f"{rate.kind.value}:{name}"
 
-    def try_acquire(self, rate: Rate, name: str) -> tuple[bool, float]:
-        """(admitted, seconds to wait)."""
-        now = time.monotonic()
-        interval = rate.interval_us / 1e6
-        tat = max(self._tat.get(self.key(rate, name), now), now)
-        allow_at = tat - interval * (rate.burst - 1)
-        if allow_at > now:
-            return False, allow_at - now
-        self._tat[self.key(rate, name)] = tat + interval
-        return True, 0.0
-
     async def acquire(self, rate: Rate, name: str) -> float:
+        """The time of the slot granted; a pause while it waits sends it back for a later one."""
+        key = self.key(rate, name)
+        interval = rate.interval_us / 1e6
         while True:
-            allowed, wait_s = self.try_acquire(rate, name)
-            if allowed:
-                return time.monotonic()
-            await asyncio.sleep(wait_s)
+            now = time.monotonic()
+            tat = max(self._tat.get(key, now), now)
+            self._tat[key] = tat + interval
+            slot = max(now, tat - interval * (rate.burst - 1))
+            if slot <= now:
+                return now
+            pauses = self._pauses.get(key, 0)
+            await asyncio.sleep(slot - now)
+            if self._pauses.get(key, 0) == pauses:
+                return slot
 
     async def pause(self, rate: Rate, name: str, seconds: float) -> float:
         now = time.monotonic()
         tau = rate.interval_us / 1e6 * (rate.burst - 1)
         target = now + min(max(seconds, 0.0), MAX_PAUSE_S) + tau
         key = self.key(rate, name)
+        self._pauses[key] = self._pauses.get(key, 0) + 1
         self._tat[key] = max(self._tat.get(key, now), target)
         return self._tat[key] - tau - now
 

@@ -5,6 +5,7 @@ both, and an answerer on it stops at its budget."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -112,6 +113,23 @@ def test_the_memory_limiter_paces_and_backs_off() -> None:
     assert held == pytest.approx(0.3, abs=0.02) and waited >= 0.28
     capped = asyncio.run(limiter.pause(rate, "other", 86_400))
     assert capped <= MAX_PAUSE_S
+
+
+def test_the_memory_limiter_queues_a_crowd_and_honours_a_pause_it_sleeps_through() -> None:
+    rate = parse_rate("engine=20/s+1")
+    limiter = MemoryState().limiter()
+
+    async def go() -> tuple[list[float], float, float]:
+        crowd = sorted(await asyncio.gather(*(limiter.acquire(rate, "c") for _ in range(8))))
+        first = await limiter.acquire(rate, "p")
+        waiting = asyncio.create_task(limiter.acquire(rate, "p"))  # its slot: 50 ms on
+        await asyncio.sleep(0.01)
+        await limiter.pause(rate, "p", 0.3)
+        return crowd, first, await waiting
+
+    crowd, first, granted = asyncio.run(go())
+    assert min(b - a for a, b in itertools.pairwise(crowd)) >= 0.05 - 1e-6
+    assert granted - first >= 0.3
 
 
 def test_an_answerer_on_memory_stops_at_its_budget(server) -> None:
