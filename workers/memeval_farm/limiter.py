@@ -29,20 +29,22 @@ class Limiter:
     def __init__(self, redis: Redis, *, prefix: str = "memeval:") -> None:
         self.redis = redis
         self.prefix = prefix
-        self._admit = redis.register_script((LUA / "gcra.lua").read_text())
-        self._reserve = redis.register_script((LUA / "gcra_reserve.lua").read_text())
+        self._gcra = redis.register_script((LUA / "gcra.lua").read_text())
         self._pause = redis.register_script((LUA / "gcra_pause.lua").read_text())
 
     def key(self, rate: Rate, name: str) -> str:
         return f"{self.prefix}rate:{rate.kind.value}:{name}"
 
-    def _pauses(self, rate: Rate, name: str) -> str:
-        return f"{self.key(rate, name)}:pauses"
+    def _keys(self, rate: Rate, name: str) -> list[str]:
+        """The key's state and its pause count, as the Lua scripts take them."""
+        key = self.key(rate, name)
+        return [key, f"{key}:pauses"]
 
     async def try_acquire(self, rate: Rate, name: str) -> tuple[bool, float, float]:
-        """(admitted, seconds to wait, Redis time of the decision in seconds)."""
-        allowed, wait_us, now_us = await self._admit(
-            keys=[self.key(rate, name)], args=[rate.interval_us, rate.burst]
+        """(admitted, seconds to wait, Redis time of the decision in seconds): a slot now or
+        none, taken only if admitted."""
+        allowed, wait_us, now_us, _ = await self._gcra(
+            keys=self._keys(rate, name), args=[rate.interval_us, rate.burst, "try"]
         )
         return bool(allowed), int(wait_us) / 1e6, int(now_us) / 1e6
 
@@ -52,10 +54,10 @@ class Limiter:
         waiter for each slot that freed, and 64 cases at 300/s cost the workers 18.5 s of
         CPU in 13 s. A 429 pause while a caller sleeps sends it back for a slot after it."""
         start = time.perf_counter()
-        keys = [self.key(rate, name), self._pauses(rate, name)]
+        keys = self._keys(rate, name)
         while True:
-            wait_us, now_us, pauses = await self._reserve(
-                keys=keys, args=[rate.interval_us, rate.burst]
+            _, wait_us, now_us, pauses = await self._gcra(
+                keys=keys, args=[rate.interval_us, rate.burst, "reserve"]
             )
             if wait_us > 0:
                 await asyncio.sleep(int(wait_us) / 1e6)
@@ -69,7 +71,7 @@ class Limiter:
         most `MAX_PAUSE_S`); returns how long the key is now held, a longer earlier hold kept."""
         held_us = int(min(max(seconds, 0.0), MAX_PAUSE_S) * 1e6)
         waited_us = await self._pause(
-            keys=[self.key(rate, name), self._pauses(rate, name)],
+            keys=self._keys(rate, name),
             args=[held_us, rate.interval_us, rate.burst],
         )
         return int(waited_us) / 1e6

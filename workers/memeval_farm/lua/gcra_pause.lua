@@ -1,7 +1,7 @@
 -- A 429 from the service: nobody sharing this key may pass for ARGV[1] microseconds.
 -- KEYS[1]  the limiter key; ARGV[2] emission interval (us); ARGV[3] burst.
 -- KEYS[2]  the key's pause count, which callers holding a reserved slot read again before
---          they use it (gcra_reserve.lua): a slot taken before this pause is taken again.
+--          they use it (gcra.lua): a slot taken before this pause is taken again.
 -- Pushes the TAT so that the next admission is at now + pause, and the burst starts empty;
 -- an earlier, longer pause is never shortened.
 redis.replicate_commands()
