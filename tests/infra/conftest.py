@@ -9,6 +9,7 @@ import contextlib
 import socket
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -132,3 +133,21 @@ def wait_ready(farm: Farm, log: str = "worker.log", timeout: float = 30.0) -> No
         )
     finally:
         app.close()
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A throwaway PostgreSQL database of this test's own, dropped afterwards."""
+    import psycopg
+    from psycopg import sql
+
+    from tests.store.conftest import PG_ADMIN_URL, _pg_admin
+
+    name = f"memeval_infra_{uuid.uuid4().hex[:12]}"
+    with _pg_admin() as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    info = psycopg.conninfo.conninfo_to_dict(PG_ADMIN_URL)
+    host, port = info.get("host", "127.0.0.1"), info.get("port", "5432")
+    yield f"postgresql://{info['user']}@{host}:{port}/{name}"
+    with _pg_admin() as admin:
+        admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))

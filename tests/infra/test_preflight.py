@@ -7,17 +7,11 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import psycopg
-import pytest
-from psycopg import sql
-
 from tests.farm.conftest import ROOT, Farm, wait_for
 from tests.infra.conftest import free_port, wait_ready, worker
-from tests.store.conftest import PG_ADMIN_URL, _pg_admin
 
 BAD_INPUT, CREDITS_OUT = 2, 6
 FEW_SECONDS = 30.0  # the whole command, interpreter start included, on a 2-core machine loaded 5x
@@ -81,18 +75,6 @@ def test_a_fleet_worker_with_a_wrong_token_stops_the_run_before_dispatch(fleet: 
     assert "worker memeval-" in done.stderr and "MEMEVAL_HTTP_TOKEN" in done.stderr
     assert fleet.rows("select status from runs") == [("interrupted",)]
     assert not fleet.has_results(), "no case was sent"
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    name = f"memeval_infra_{uuid.uuid4().hex[:12]}"
-    with _pg_admin() as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    info = psycopg.conninfo.conninfo_to_dict(PG_ADMIN_URL)
-    host, port = info.get("host", "127.0.0.1"), info.get("port", "5432")
-    yield f"postgresql://{info['user']}@{host}:{port}/{name}"
-    with _pg_admin() as admin:
-        admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def test_workers_on_another_store_than_the_dispatcher_exit_2_naming_the_variable(

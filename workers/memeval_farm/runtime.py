@@ -29,6 +29,7 @@ from celery.signals import (
 
 from memeval.engines import registry
 from memeval.engines.base import Engine
+from memeval.secrets import redact
 from memeval.store import RunStatus, Store, open_store
 
 T = TypeVar("T")
@@ -128,7 +129,8 @@ def warm() -> None:
         try:
             _ = RUNTIME.store.engine
         except Exception as exc:  # whatever the driver raises: the preflight names it
-            log.warning("the results store is not reachable yet: %s", str(exc).splitlines()[0])
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            log.warning("the results store is not reachable yet: %s", redact(first))
 
     threading.Thread(target=connect, name="memeval-store-warm", daemon=True).start()
 
