@@ -9,7 +9,8 @@ cases, and no run is compared on easier cases than another.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 from pydantic import BaseModel
 
@@ -17,6 +18,39 @@ from memeval.evaluation.jobs import CaseJob, JobKey, Outgoing, record_run
 from memeval.evaluation.selection import Selection
 from memeval.runner import RunOptions
 from memeval.store import CaseKey, PlannedCase, Store
+
+
+class Sent(Protocol):
+    """A run as its jobs carry it: a `Column`, or a single run's `PlannedRun`."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def engine(self) -> str: ...
+    @property
+    def options(self) -> RunOptions: ...
+
+
+def jobs_of(selection: Selection, todo: list[CaseKey], runs: Sequence[Sent]) -> Iterator[CaseJob]:
+    """Each case read from the suite once, as it is asked for, then a job of it for every run."""
+    for case, trial in selection.find(todo):
+        for run in runs:
+            yield CaseJob(
+                run_id=run.run_id,
+                engine=run.engine,
+                case=case,
+                trial=trial,
+                options=run.options,
+                label=run.label,
+            )
+
+
+def outgoing_of(selection: Selection, todo: list[CaseKey], runs: Sequence[Sent]) -> Outgoing:
+    """The keys of every job in the order `jobs_of` sends them, and the jobs, still unread."""
+    keys = [JobKey(run.run_id, key) for key in todo for run in runs]
+    return Outgoing(keys, jobs_of(selection, todo, runs), {r.run_id: r.engine for r in runs})
 
 
 class Column(BaseModel):
@@ -73,17 +107,7 @@ class Interleaved(BaseModel):
         return [CaseKey(p.case_id, t) for t in range(self.trials) for p in self.plan.once]
 
     def outgoing(self) -> Outgoing:
-        keys = [JobKey(c.run_id, key) for key in self.todo() for c in self.columns]
-        return Outgoing(keys, self.jobs(), {c.run_id: c.engine for c in self.columns})
+        return outgoing_of(self.plan.selection, self.todo(), self.columns)
 
     def jobs(self) -> Iterator[CaseJob]:
-        for case, trial in self.plan.selection.find(self.todo()):
-            for c in self.columns:
-                yield CaseJob(
-                    run_id=c.run_id,
-                    engine=c.engine,
-                    case=case,
-                    trial=trial,
-                    options=c.options,
-                    label=c.label,
-                )
+        return jobs_of(self.plan.selection, self.todo(), self.columns)

@@ -14,7 +14,8 @@ from rich.console import Console
 
 from memeval.engines.registry import parse_ref
 from memeval.errors import UsageError
-from memeval.evaluation.jobs import CaseJob, JobKey, Outgoing, planned, record_run
+from memeval.evaluation.columns import jobs_of, outgoing_of
+from memeval.evaluation.jobs import CaseJob, Outgoing, planned, record_run
 from memeval.evaluation.models import ModelOptions, ModelPlan, paid_so_far, plan_models
 from memeval.evaluation.preflight import check_engine
 from memeval.evaluation.selection import Case, Selection, chosen
@@ -79,20 +80,11 @@ class PlannedRun(BaseModel):
     models: ModelPlan
 
     def outgoing(self) -> Outgoing:
-        keys = [JobKey(self.run_id, key) for key in self.todo]
-        return Outgoing(keys, self.jobs(), {self.run_id: self.engine})
+        return outgoing_of(self.selection, self.todo, [self])
 
     def jobs(self) -> Iterator[CaseJob]:
         """The cases still to send, read from the suite as they are asked for."""
-        for case, trial in self.selection.find(self.todo):
-            yield CaseJob(
-                run_id=self.run_id,
-                engine=self.engine,
-                case=case,
-                trial=trial,
-                options=self.options,
-                label=self.label,
-            )
+        return jobs_of(self.selection, self.todo, [self])
 
 
 def concurrency(workers: int | None) -> int:
