@@ -8,12 +8,12 @@ is the shell; progress goes out through a `ResultHook`.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Protocol
 
+from memeval.bounded import Bounded
 from memeval.engines.base import Engine
 from memeval.engines.registry import create
 from memeval.evaluation.planning import RunPlan
@@ -52,7 +52,6 @@ async def run_plan(
     farm worker does in the store. `instance`, when given, runs instead of one built from
     `plan.engine` (an object `memeval.evaluate` was handed, which no reference can rebuild);
     it is closed at the end like a built one."""
-    gate = asyncio.Semaphore(concurrency)
     results: list[CaseResult] = []
     first = FirstCases(plan.options.refused_stop)
     raw = instance if instance is not None else create(plan.engine)
@@ -63,55 +62,41 @@ async def run_plan(
         ):
 
             async def one(case: Scenario | Fixture, trial: int) -> None:
+                started = datetime.now(UTC)
                 try:
-                    started = datetime.now(UTC)
-                    try:
-                        result = await run_case(
-                            case,
-                            engine,
-                            run_id=plan.run_id,
-                            trial=trial,
-                            options=plan.options,
-                            answerer=answerer,
-                        )
-                    except Exception as exc:
-                        verdict = judge(exc)  # the engine down or out of credit stops the run
-                        if verdict.action is Action.stop:
-                            raise
-                        log.debug("case %s#%d raised", case.id, trial, exc_info=True)
-                        result = failed_result(
-                            case,
-                            run_id=plan.run_id,
-                            trial=trial,
-                            engine=plan.engine,
-                            reason=verdict.reason,
-                            started_at=started,
-                            status=verdict.status,
-                        )
-                    results.append(result)
-                    if on_result is not None:
-                        on_result(result)
-                    stop = first.land(result)
-                    if stop is not None:
-                        raise stop  # the engine refuses every case alike: a setting to fix
-                finally:
-                    gate.release()
+                    result = await run_case(
+                        case,
+                        engine,
+                        run_id=plan.run_id,
+                        trial=trial,
+                        options=plan.options,
+                        answerer=answerer,
+                    )
+                except Exception as exc:
+                    verdict = judge(exc)  # the engine down or out of credit stops the run
+                    if verdict.action is Action.stop:
+                        raise
+                    log.debug("case %s#%d raised", case.id, trial, exc_info=True)
+                    result = failed_result(
+                        case,
+                        run_id=plan.run_id,
+                        trial=trial,
+                        engine=plan.engine,
+                        reason=verdict.reason,
+                        started_at=started,
+                        status=verdict.status,
+                    )
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+                stop = first.land(result)
+                if stop is not None:
+                    raise stop  # the engine refuses every case alike: a setting to fix
 
-            running: set[asyncio.Task[None]] = set()
+            slots = Bounded(concurrency)
             for case, trial in cases:
-                await gate.acquire()
-                _raise_first(running)
-                task = asyncio.create_task(one(case, trial))
-                running.add(task)
-            await asyncio.gather(*running)
+                await slots.start(one(case, trial))
+            await slots.finish()
     finally:
         await raw.close()
     return results
-
-
-def _raise_first(running: set[asyncio.Task[None]]) -> None:
-    """Forget the cases that ended; the first that raised stops the run before another is
-    read."""
-    for task in [t for t in running if t.done()]:
-        running.discard(task)
-        task.result()

@@ -13,12 +13,12 @@ which answers only the cases the new run still lacks.
 
 from __future__ import annotations
 
-import asyncio
 from collections import defaultdict
 from collections.abc import Callable
 
 from pydantic import BaseModel
 
+from memeval.bounded import Bounded
 from memeval.errors import UsageError
 from memeval.llm.answer import Answerer, PaidCalls, answerer_for
 from memeval.llm.estimate import PlannedAnswer
@@ -109,37 +109,25 @@ async def answer_run(
     Grading needs each probe's `match`, `accept` and checks, so the suite is read again: once,
     a case at a time, each case held only while its results are answered (`concurrency` at
     once), so a benchmark file of any size costs the memory of a few of its cases."""
-    gate = asyncio.Semaphore(max(1, concurrency))
     waiting: dict[str, list[CaseResult]] = defaultdict(list)
     for source in plan.todo:
         waiting[source.case_id].append(source)
-    tasks: list[asyncio.Task[None]] = []
+    slots = Bounded(concurrency)
     async with answerer_for(plan.spec, shared=shared, ledger=ledger) as answerer:
         assert answerer is not None
 
         async def one(source: CaseResult, case: Scenario | Fixture | None) -> None:
-            try:
-                landed(await reanswer_case(source, case, plan, answerer))
-            finally:
-                gate.release()
-
-        async def start(source: CaseResult, case: Scenario | Fixture | None) -> None:
-            await gate.acquire()
-            failed = next((t for t in tasks if t.done() and t.exception()), None)
-            if failed is not None:  # as a gather would: the first error ends the run
-                gate.release()
-                await failed
-            tasks.append(asyncio.create_task(one(source, case)))
+            landed(await reanswer_case(source, case, plan, answerer))
 
         for case in stream(suite) if waiting else ():
             for source in waiting.pop(case.id, []):
-                await start(source, case)
+                await slots.start(one(source, case))
             if not waiting:
                 break
         for sources in waiting.values():  # cases the suite no longer holds
             for source in sources:
-                await start(source, None)
-        await asyncio.gather(*tasks)
+                await slots.start(one(source, None))
+        await slots.finish()
 
 
 async def reanswer_case(
